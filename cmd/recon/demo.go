@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"recon/extract"
+	"recon/pipeline"
+)
+
+func (a *app) demoCmd() *cobra.Command {
+	cfg := newConfig()
+	var f sandboxFlags
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the whole pipeline against the built-in sandbox, for a first look",
+		Long: `demo starts the simulated network on a loopback port, reconciles the last --days
+days ending yesterday, and prints the breaks by rule and where the DuckDB file and
+the archived reports are. The archive defaults to ./recon-archive.`,
+		Example: `  recon demo
+  recon demo --db /tmp/demo.duckdb --archive /tmp/demo-archive --days 3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			now := time.Now().UTC()
+			f.start = now.AddDate(0, 0, -f.days).Format(extract.DateLayout)
+			sb, err := f.build(now)
+			if err != nil {
+				return err
+			}
+			base, stop, err := serve(sb, "127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			defer stop()
+			pc, err := cfg.build(a)
+			if err != nil {
+				return err
+			}
+			if pc.ArchiveURL == "" {
+				pc.ArchiveURL = "recon-archive"
+			}
+			env := map[string]string{}
+			for _, kv := range sandboxEnv(base, sb) {
+				env[kv[0]] = kv[1]
+			}
+			pc.Accounts = splitList(env["RECON_ACCOUNTS"])
+			pc.Extract.AuthURL, pc.Extract.ReportingURL = env["RECON_AUTH_URL"], env["RECON_REPORTING_URL"]
+			pc.Extract.ServerURL, pc.Extract.LiquidationURL = env["RECON_SERVER_URL"], env["RECON_LIQUIDATION_URL"]
+			pc.Extract.ClientID, pc.Extract.Audience = env["RECON_CLIENT_ID"], env["RECON_AUDIENCE"]
+			pc.Extract.ClientSecret = extract.Secret(env["RECON_CLIENT_SECRET"])
+			pc.Extract.PollInterval = 200 * time.Millisecond
+			w, err := extract.NewWindow(now.AddDate(0, 0, -f.days), now.AddDate(0, 0, -1))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "sandbox on %s (seed %d, %d payments a day, %d injected breaks)\n",
+				base, f.seed, f.perDay, len(sb.Truth().Breaks))
+			res, err := pipeline.Run(cmd.Context(), pc, w)
+			if err != nil {
+				return err
+			}
+			printResult(a.stdout, res)
+			fmt.Fprintf(a.stdout, "\nopen the database: duckdb -readonly %s\n", pc.DB)
+			return exitFor(res, false)
+		},
+	}
+	f.register(cmd, "")
+	cfg.register(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,166 @@
+package extract
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RetryPolicy says how often and how long a request is retried. The zero
+// value means the defaults (5 attempts, 500ms base, 30s cap); otherwise the
+// fields are used as given, so tests can set zero delays.
+type RetryPolicy struct {
+	MaxAttempts int           // attempts in all, including the first
+	BaseDelay   time.Duration // bound of the first wait; doubles on each retry
+	MaxDelay    time.Duration // cap of every wait, Retry-After included
+}
+
+// Default retry policy: jittered waits of at most 0.5s, 1s, 2s, 4s.
+const (
+	defaultAttempts  = 5
+	defaultBaseDelay = 500 * time.Millisecond
+	defaultMaxDelay  = 30 * time.Second
+)
+
+// delay is the wait before retry n (1-based): full jitter over
+// BaseDelay·2^(n-1), raised to retryAfter, capped at MaxDelay.
+func (p RetryPolicy) delay(n int, retryAfter time.Duration) time.Duration {
+	d := p.BaseDelay
+	for i := 1; i < n && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, p.MaxDelay)
+	if d > 0 {
+		d = rand.N(d + 1)
+	}
+	return min(max(d, retryAfter), p.MaxDelay)
+}
+
+// retryAfter parses a Retry-After header: delay seconds or an HTTP date.
+func retryAfter(h string, now time.Time) time.Duration {
+	if s, err := strconv.Atoi(strings.TrimSpace(h)); err == nil {
+		return max(time.Duration(s)*time.Second, 0)
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// do sends req and hands a 2xx response to handle, which may read the body
+// (do closes it). This is the one retry loop: retryable failures (IsRetryable)
+// of the request or of handle are retried with backoff, never after ctx ends.
+func (c *Client) do(ctx context.Context, op string, req *http.Request, handle func(*http.Response) error) error {
+	for n := 1; ; n++ {
+		wait, err := c.attempt(ctx, req, handle)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || n >= c.cfg.Retry.MaxAttempts || !IsRetryable(err) {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		d := c.cfg.Retry.delay(n, wait)
+		c.log.Warn("retrying", "op", op, "attempt", n, "delay", d, "err", err)
+		if werr := c.wait(ctx, d); werr != nil {
+			return fmt.Errorf("%s: %w (last error: %v)", op, werr, err)
+		}
+	}
+}
+
+// attempt makes one try of req; on a non-2xx answer it returns its Retry-After.
+func (c *Client) attempt(ctx context.Context, req *http.Request, handle func(*http.Response) error) (time.Duration, error) {
+	r := req.Clone(ctx)
+	if req.GetBody != nil {
+		body, err := req.GetBody() // rewind
+		if err != nil {
+			return 0, err
+		}
+		r.Body = body
+	}
+	start := time.Now()
+	resp, err := c.http.Do(r)
+	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			ue.URL = c.redact(r.URL) // the URL as logged: no signed query of a foreign host
+		}
+		return 0, err
+	}
+	defer resp.Body.Close()
+	c.log.Debug("http", "method", r.Method, "url", c.redact(r.URL), "status", resp.StatusCode, "elapsed", time.Since(start))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return retryAfter(resp.Header.Get("Retry-After"), time.Now()), newAPIError(resp)
+	}
+	return 0, handle(resp)
+}
+
+// doJSON sends in (if not nil) as JSON and decodes a 2xx answer into out.
+func (c *Client) doJSON(ctx context.Context, op, method, u string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		body = bytes.NewReader(b) // gives the request a GetBody, so it can be rewound
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return c.do(ctx, op, req, func(resp *http.Response) error {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return fmt.Errorf("decode response: %w", err)
+		}
+		return nil
+	})
+}
+
+// origin is scheme://host:port with the default port filled in.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// redact gives u for logs, errors and provenance: URLs of the services as they
+// are, other hosts (signed download links) without user info and query.
+func (c *Client) redact(u *url.URL) string {
+	if c.auth.bound(u) {
+		return u.String()
+	}
+	r := *u
+	r.User, r.RawQuery, r.ForceQuery, r.Fragment = nil, "", false, ""
+	return r.String()
+}

@@ -1,0 +1,73 @@
+package extract
+
+import "time"
+
+// This file is the one place that records what the provider's documents
+// leave "not shown" and what we chose instead. docs/provider-choices.md
+// explains each choice; the sandbox serves exactly these.
+
+// Paths relative to each service base.
+const (
+	PathToken           = "/v2/oauth/token"                   // relative to RECON_AUTH_URL
+	PathReports         = "/v1/reports"                       // relative to RECON_REPORTING_URL
+	PathReportDownload  = "/v1/reports/download/"             // + report id
+	PathStatement       = "/statement/"                       // + account@address, relative to RECON_SERVER_URL (…/v4)
+	PathPayments        = "/payments"                         // relative to RECON_SERVER_URL
+	PathTransfers       = "/transfers"                        // relative to RECON_SERVER_URL
+	PathBalances        = "/monitor/balances"                 // relative to RECON_SERVER_URL (provider's path; not shown in spec)
+	PathFees            = "/config/fees"                      // relative to RECON_SERVER_URL
+	PathLiquidations    = "/liquidations"                     // relative to RECON_LIQUIDATION_URL (no prefix: not shown)
+	PathLiquidationByID = "/liquidations/network-payment-id/" // + payment id
+)
+
+// Report types, formats and statuses (spec: reporting service).
+const (
+	ReportPaymentOps        = "PAYMENT_OPS"
+	ReportRecon             = "RECON"
+	ReportFailureConversion = "FAILURE_CONVERSION_SSA"
+
+	FormatCSV  = "CSV"
+	FormatJSON = "JSON"
+
+	StatusPending = "PENDING"
+	StatusReady   = "READY"
+	StatusFailed  = "FAILED"
+	StatusEmpty   = "EMPTY"
+)
+
+// ReportTypes lists every report type in a fixed order.
+var ReportTypes = []string{ReportPaymentOps, ReportRecon, ReportFailureConversion}
+
+// Limits of the provider.
+const (
+	MaxReportDays       = 90  // a report covers 1..90 calendar days
+	ReportWindowMonths  = 9   // a report may start at most 9 months back
+	MaxStatementPage    = 100 // statement page size 1..100
+	MaxServerPage       = 100 // payments, transfers, fees: 1..100 (not shown for fees: same as the others)
+	MaxLiquidationPage  = 200 // liquidation page size 1..200 (not shown: real provider's documented maximum)
+	DefaultTokenSkew    = 60 * time.Second
+	ErrorBodyLimitBytes = 64 << 10 // error bodies are read through this limit
+)
+
+// TimeFormat is the provider's 24-character timestamp (YYYY-MM-DDTHH:mm:ss.sssZ),
+// used for report startDate/endDate, statement start-date/end-date and payment before/after.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// Report windows: startDate is the first day at 00:00:00.000Z and endDate the
+// last day at 23:59:59.999Z (both inclusive, as the spec says). A report holds
+// the payments whose quote_ts (PAYMENT_OPS, RECON) or execution_timestamp
+// (FAILURE_CONVERSION_SSA) falls inside it (not shown in the spec).
+//
+// Statements: start-date inclusive, end-date exclusive (not shown), entries
+// selected by created_at.
+//
+// Reporting error codes (not shown beyond the RPT_1..RPT_8 range):
+//
+//	RPT_1 invalid request body or parameter
+//	RPT_2 date range longer than 90 days or end before start
+//	RPT_3 start date more than 9 months back
+//	RPT_4 report not found
+//	RPT_5 report not ready for download
+//	RPT_6 report purged after retention
+//	RPT_7 unsupported report type or format
+//	RPT_8 internal error

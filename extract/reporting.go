@@ -1,0 +1,196 @@
+package extract
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Report is a report record of the reporting service.
+type Report struct {
+	ID           string    `json:"reportId"`
+	Name         string    `json:"reportName"`
+	Type         string    `json:"reportType"`
+	Format       string    `json:"reportFormat"`
+	Status       string    `json:"reportStatus"`
+	CreatedBy    string    `json:"reportCreatedBy,omitempty"`
+	DownloadLink string    `json:"downloadLink,omitempty"`
+	StartDate    time.Time `json:"startDate"`
+	EndDate      time.Time `json:"endDate"`
+	CreatedOn    time.Time `json:"createdOn,omitzero"`
+}
+
+// maxPollInterval caps the growing wait between report polls (unless PollInterval is longer).
+const maxPollInterval = 30 * time.Second
+
+// CreateReport asks for a report of one type and format over w (at most MaxReportDays).
+func (c *Client) CreateReport(ctx context.Context, reportType, format string, w Window) (Report, error) {
+	op := fmt.Sprintf("create report %s %s", reportType, w)
+	if d := w.Days(); d < 1 || d > MaxReportDays {
+		return Report{}, fmt.Errorf("%s: %d days, want 1..%d", op, d, MaxReportDays)
+	}
+	body := map[string]string{
+		"reportName":   fmt.Sprintf("recon %s %s", reportType, w),
+		"reportType":   reportType,
+		"reportFormat": format,
+		"startDate":    w.Start().Format(TimeFormat),                      // first day 00:00:00.000Z
+		"endDate":      w.End().Add(-time.Millisecond).Format(TimeFormat), // last day 23:59:59.999Z
+	}
+	var r Report
+	if err := c.doJSON(ctx, op, http.MethodPost, c.cfg.ReportingURL+PathReports, body, &r); err != nil {
+		return Report{}, err
+	}
+	if r.ID == "" {
+		return Report{}, fmt.Errorf("%s: response has no reportId", op)
+	}
+	return r, nil
+}
+
+// GetReport fetches a report record, with its downloadLink once READY.
+func (c *Client) GetReport(ctx context.Context, id string) (Report, error) {
+	var r Report
+	err := c.doJSON(ctx, "get report "+id, http.MethodGet, c.reportURL(id), nil, &r)
+	return r, err
+}
+
+func (c *Client) reportURL(id string) string {
+	return c.cfg.ReportingURL + PathReports + "/" + url.PathEscape(id)
+}
+
+// WaitReport polls a PENDING report until it is READY, EMPTY or FAILED. The
+// first poll comes after Config.PollInterval, each next wait doubles up to
+// 30s; after Config.PollTimeout it returns ErrPollTimeout.
+func (c *Client) WaitReport(ctx context.Context, id string) (Report, error) {
+	pctx, cancel := context.WithTimeout(ctx, c.cfg.PollTimeout)
+	defer cancel()
+	timedOut := func(err error) error {
+		if ctx.Err() == nil && pctx.Err() != nil {
+			return fmt.Errorf("wait report %s: %w after %v", id, ErrPollTimeout, c.cfg.PollTimeout)
+		}
+		return err
+	}
+	interval := c.cfg.PollInterval
+	for {
+		if err := c.wait(pctx, interval); err != nil {
+			return Report{}, timedOut(fmt.Errorf("wait report %s: %w", id, err))
+		}
+		r, err := c.GetReport(pctx, id)
+		if err != nil {
+			return Report{}, timedOut(err)
+		}
+		switch r.Status {
+		case StatusReady, StatusEmpty, StatusFailed:
+			return r, nil
+		case StatusPending:
+		default:
+			return Report{}, fmt.Errorf("wait report %s: unknown status %q", id, r.Status)
+		}
+		c.log.Debug("report pending", "report", id, "waited", interval)
+		interval = min(2*interval, max(maxPollInterval, c.cfg.PollInterval))
+	}
+}
+
+// DownloadReport streams a READY report to dir/reports/<TYPE>/<reportId>.<ext>
+// through a temporary file, hashing it on the way. It follows r.DownloadLink
+// (without the token unless it is a service host), else the download path.
+// A 204 answer gives a RawFile with Status EMPTY and no file.
+func (c *Client) DownloadReport(ctx context.Context, r Report, dir string, source string) (RawFile, error) {
+	op := "download report " + r.ID
+	format := strings.ToUpper(r.Format)
+	ext, ok := map[string]string{FormatCSV: ".csv", FormatJSON: ".json"}[format]
+	if !ok {
+		return RawFile{}, fmt.Errorf("%s: unknown format %q", op, r.Format)
+	}
+	w, err := NewWindow(r.StartDate, r.EndDate)
+	if err != nil {
+		return RawFile{}, fmt.Errorf("%s: %w", op, err)
+	}
+	link := r.DownloadLink
+	if link == "" {
+		link = c.cfg.ReportingURL + PathReportDownload + url.PathEscape(r.ID)
+	}
+	u, err := c.reporting.Parse(link) // a relative link is relative to the reporting service
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return RawFile{}, fmt.Errorf("%s: bad download link", op)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return RawFile{}, fmt.Errorf("%s: %w", op, err)
+	}
+	rel := path.Join("reports", safeName(r.Type), safeName(r.ID)+ext)
+	name := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return RawFile{}, fmt.Errorf("%s: %w", op, err)
+	}
+	f := RawFile{Source: source, Format: format, Window: w, ReportID: r.ID, Request: "GET " + c.redact(u)}
+	err = c.do(ctx, op, req, func(resp *http.Response) error {
+		if resp.StatusCode == http.StatusNoContent {
+			f.Status = StatusEmpty
+			return nil
+		}
+		sum, n, err := writeFile(name, resp.Body, resp.ContentLength)
+		f.Status, f.Path, f.SHA256, f.Size = StatusReady, rel, sum, n
+		return err
+	})
+	if err != nil {
+		return RawFile{}, err
+	}
+	return f, nil
+}
+
+// writeFile copies r to name through a temporary file in the same folder,
+// renamed into place once complete. want is the expected size, or -1.
+func writeFile(name string, r io.Reader, want int64) (sum string, n int64, err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return "", 0, err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	h := sha256.New()
+	n, err = io.Copy(io.MultiWriter(tmp, h), r)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "", n, fmt.Errorf("%w after %d bytes: %w", ErrTruncated, n, err)
+	case err != nil:
+		return "", n, err
+	case want >= 0 && n != want:
+		return "", n, fmt.Errorf("%w: %d of %d bytes", ErrTruncated, n, want)
+	}
+	if err = tmp.Close(); err != nil {
+		return "", n, err
+	}
+	if err = os.Rename(tmp.Name(), name); err != nil {
+		return "", n, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// safeName makes s usable as one file name: characters other than letters,
+// digits and "@._-" become "_", and a leading dot is escaped.
+func safeName(s string) string {
+	b := []byte(s)
+	for i, ch := range b {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || strings.IndexByte("@._-", ch) >= 0) {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || b[0] == '.' {
+		return "_" + string(b)
+	}
+	return string(b)
+}

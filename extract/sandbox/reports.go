@@ -1,0 +1,310 @@
+package sandbox
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"recon/extract"
+)
+
+// Reporting error codes (extract/provider.go).
+const (
+	rptInvalid  = "RPT_1"
+	rptRange    = "RPT_2"
+	rptTooOld   = "RPT_3"
+	rptNotFound = "RPT_4"
+	rptNotReady = "RPT_5"
+	rptType     = "RPT_7"
+)
+
+var formats = []string{extract.FormatCSV, extract.FormatJSON}
+
+// report is one report record.
+type report struct {
+	id, name, typ, format, status, createdBy string
+	start, end, created                      time.Time // end is inclusive
+	polls                                    int       // GETs answered so far
+}
+
+type reportJSON struct {
+	ReportID        string `json:"reportId"`
+	ReportName      string `json:"reportName"`
+	ReportType      string `json:"reportType"`
+	ReportFormat    string `json:"reportFormat"`
+	ReportStatus    string `json:"reportStatus"`
+	StartDate       string `json:"startDate"`
+	EndDate         string `json:"endDate"`
+	CreatedOn       string `json:"createdOn"`
+	DownloadLink    string `json:"downloadLink,omitempty"`
+	ReportCreatedBy string `json:"reportCreatedBy"`
+}
+
+func (rp *report) json(link string) reportJSON {
+	return reportJSON{rp.id, rp.name, rp.typ, rp.format, rp.status, ts(rp.start), ts(rp.end), ts(rp.created), link, rp.createdBy}
+}
+
+// until is the exclusive end of the rows a report holds.
+func (rp *report) until() time.Time { return rp.end.Truncate(time.Millisecond).Add(time.Millisecond) }
+
+// resolve sets the status a finished report has: READY, or EMPTY without rows.
+func (s *Sandbox) resolve(rp *report) {
+	rp.status = extract.StatusEmpty
+	if s.hasRows(rp.typ, rp.start, rp.until()) {
+		rp.status = extract.StatusReady
+	}
+}
+
+// scheduled returns the reports the provider generates by itself (created by
+// SCHEDULER): the two previous full months and the month to date, for every
+// type and format; the run at 00:00 UTC is available about one minute later.
+// The caller holds s.mu.
+func (s *Sandbox) scheduled() []*report {
+	today := dayTime(unixDay(s.now().Add(-time.Minute)))
+	month := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
+	type period struct {
+		from, to time.Time
+		kind     string
+	}
+	periods := []period{
+		{month.AddDate(0, -2, 0), month.AddDate(0, -1, 0), "month"},
+		{month.AddDate(0, -1, 0), month, "month"},
+	}
+	if today.After(month) {
+		periods = append(periods, period{month, today, "month to date"})
+	}
+	var out []*report
+	for _, p := range periods {
+		for ti, typ := range extract.ReportTypes {
+			for fi, format := range formats {
+				id := newUUID(s.rng(tagScheduled, uint64(unixDay(p.from)), uint64(ti*len(formats)+fi)))
+				if s.deleted[id] {
+					continue
+				}
+				rp := &report{id: id, name: fmt.Sprintf("%s %s %s", typ, p.from.Format("2006-01"), p.kind),
+					typ: typ, format: format, createdBy: "SCHEDULER",
+					start: p.from, end: p.to.Add(-time.Millisecond), created: p.to}
+				s.resolve(rp)
+				out = append(out, rp)
+			}
+		}
+	}
+	return out
+}
+
+// lookup finds a report by id; the caller holds s.mu.
+func (s *Sandbox) lookup(id string) *report {
+	if rp := s.reports[id]; rp != nil {
+		return rp
+	}
+	for _, rp := range s.scheduled() {
+		if rp.id == id {
+			return rp
+		}
+	}
+	return nil
+}
+
+// reportID reads and checks the path id; it writes the error and returns "" when bad.
+func (s *Sandbox) reportID(w http.ResponseWriter, r *http.Request) string {
+	id := r.PathValue("id")
+	if _, err := uuid.Parse(id); err != nil {
+		s.reportError(w, http.StatusBadRequest, rptInvalid, "Bad Request", "report id must be a uuid")
+		return ""
+	}
+	return id
+}
+
+func (s *Sandbox) createReport(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ReportName   string `json:"reportName"`
+		StartDate    string `json:"startDate"`
+		EndDate      string `json:"endDate"`
+		ReportType   string `json:"reportType"`
+		ReportFormat string `json:"reportFormat"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+		s.reportError(w, http.StatusBadRequest, rptInvalid, "Bad Request", "request body is not a JSON report request")
+		return
+	}
+	start, err1 := parseTime(req.StartDate)
+	end, err2 := parseTime(req.EndDate)
+	now := s.now()
+	bad := func(code, detail string) { s.reportError(w, http.StatusBadRequest, code, "Bad Request", detail) }
+	switch n := utf8.RuneCountInString(req.ReportName); {
+	case n < 1 || n > 256:
+		bad(rptInvalid, "reportName must be 1..256 characters")
+	case !slices.Contains(extract.ReportTypes, req.ReportType):
+		bad(rptType, "unsupported reportType "+strconv.Quote(req.ReportType))
+	case !slices.Contains(formats, req.ReportFormat):
+		bad(rptType, "unsupported reportFormat "+strconv.Quote(req.ReportFormat))
+	case err1 != nil || err2 != nil:
+		bad(rptInvalid, "startDate and endDate must be date-times such as 2026-10-01T00:00:00.000Z")
+	case !end.After(start):
+		bad(rptRange, "endDate must be after startDate")
+	case unixDay(end)-unixDay(start)+1 > extract.MaxReportDays:
+		bad(rptRange, fmt.Sprintf("a report covers at most %d calendar days", extract.MaxReportDays))
+	case dayTime(unixDay(start)).Before(dayTime(unixDay(now)).AddDate(0, -extract.ReportWindowMonths, 0)):
+		bad(rptTooOld, fmt.Sprintf("startDate is more than %d months back", extract.ReportWindowMonths))
+	default:
+		s.mu.Lock()
+		s.reportSeq++
+		rp := &report{id: newUUID(s.rng(tagReport, s.reportSeq, 0)), name: req.ReportName,
+			typ: req.ReportType, format: req.ReportFormat, status: extract.StatusPending,
+			createdBy: "API", start: start, end: end, created: now}
+		if s.cfg.PendingPolls == 0 {
+			s.resolve(rp)
+		}
+		s.reports[rp.id] = rp
+		body := rp.json("")
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, body)
+	}
+}
+
+// parseTime reads the provider's 24-character timestamps and any other RFC 3339 date-time.
+func parseTime(v string) (time.Time, error) {
+	t, err := time.Parse(extract.TimeFormat, v)
+	if err != nil {
+		t, err = time.Parse(time.RFC3339Nano, v)
+	}
+	return t.UTC(), err
+}
+
+func (s *Sandbox) listReports(w http.ResponseWriter, r *http.Request) {
+	by := r.URL.Query().Get("created-by")
+	if !slices.Contains([]string{"", "API", "SCHEDULER", "USER"}, by) {
+		s.reportError(w, http.StatusBadRequest, rptInvalid, "Bad Request", "created-by must be API, SCHEDULER or USER")
+		return
+	}
+	s.mu.Lock()
+	all := s.scheduled()
+	for _, rp := range s.reports {
+		all = append(all, rp)
+	}
+	out := []reportJSON{}
+	for _, rp := range all {
+		if by == "" || by == rp.createdBy {
+			out = append(out, rp.json(""))
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b reportJSON) int {
+		return cmp.Or(cmp.Compare(a.CreatedOn, b.CreatedOn), cmp.Compare(a.ReportID, b.ReportID))
+	})
+	writeJSON(w, http.StatusOK, map[string]any{"reports": out})
+}
+
+// getReport answers PENDING for the first PendingPolls GETs, then READY or EMPTY.
+func (s *Sandbox) getReport(w http.ResponseWriter, r *http.Request) {
+	id := s.reportID(w, r)
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	rp := s.lookup(id)
+	var body reportJSON
+	if rp != nil {
+		if rp.status == extract.StatusPending {
+			if rp.polls++; rp.polls > s.cfg.PendingPolls {
+				s.resolve(rp)
+			}
+		}
+		link := ""
+		if rp.status == extract.StatusReady {
+			scheme := "http"
+			if r.TLS != nil {
+				scheme = "https"
+			}
+			link = scheme + "://" + r.Host + extract.PathReportDownload + rp.id
+		}
+		body = rp.json(link)
+	}
+	s.mu.Unlock()
+	if rp == nil {
+		s.reportError(w, http.StatusNotFound, rptNotFound, "Not Found", "no report "+id)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (s *Sandbox) deleteReport(w http.ResponseWriter, r *http.Request) {
+	id := s.reportID(w, r)
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	rp := s.lookup(id)
+	if rp != nil {
+		if s.reports[id] != nil {
+			delete(s.reports, id)
+		} else {
+			s.deleted[id] = true // a scheduled report
+		}
+	}
+	s.mu.Unlock()
+	if rp == nil {
+		s.reportError(w, http.StatusNotFound, rptNotFound, "Not Found", "no report "+id)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// downloadReport streams the report; EMPTY answers 204.
+func (s *Sandbox) downloadReport(w http.ResponseWriter, r *http.Request) {
+	id := s.reportID(w, r)
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	rp := s.lookup(id)
+	var cp report
+	if rp != nil {
+		cp = *rp
+	}
+	size, sized := s.sizes[id]
+	s.mu.Unlock()
+	switch {
+	case rp == nil:
+		s.reportError(w, http.StatusNotFound, rptNotFound, "Not Found", "no report "+id)
+		return
+	case cp.status == extract.StatusEmpty:
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case cp.status != extract.StatusReady:
+		s.reportError(w, http.StatusConflict, rptNotReady, "Conflict", "report "+id+" is "+cp.status)
+		return
+	}
+	if !sized { // count once, so large reports stream without being held in memory
+		var c counter
+		if _, err := s.writeReport(&c, cp.typ, cp.format, cp.start, cp.until()); err != nil {
+			s.reportError(w, http.StatusInternalServerError, "RPT_8", "Internal Server Error", err.Error())
+			return
+		}
+		size = c.n
+		s.mu.Lock()
+		s.sizes[id] = size
+		s.mu.Unlock()
+	}
+	ext, ctype := "csv", "text/csv; charset=utf-8"
+	if cp.format == extract.FormatJSON {
+		ext, ctype = "json", "application/json"
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", id+"."+ext))
+	_, _ = s.writeReport(w, cp.typ, cp.format, cp.start, cp.until()) // a write error means the client left
+}
+
+// counter is a writer that only counts bytes.
+type counter struct{ n int64 }
+
+func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }

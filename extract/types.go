@@ -1,0 +1,129 @@
+// Package extract pulls the network's reports, statements and other sources
+// over HTTP into a folder of raw files, each with its sha256 and provenance.
+package extract
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Secret is a credential that prints as [redacted] in every format and log.
+type Secret string
+
+// String returns [redacted]; use Reveal for the value.
+func (Secret) String() string { return "[redacted]" }
+
+// GoString returns [redacted].
+func (Secret) GoString() string { return "[redacted]" }
+
+// LogValue keeps the secret out of slog output.
+func (Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// MarshalText keeps the secret out of JSON and other encodings.
+func (Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
+
+// Reveal returns the secret's value, for the one place that sends it.
+func (s Secret) Reveal() string { return string(s) }
+
+// DateLayout is the layout of a UTC day.
+const DateLayout = "2006-01-02"
+
+// Window is a range of whole UTC days, both ends inclusive.
+type Window struct {
+	From time.Time // first day, 00:00 UTC
+	To   time.Time // last day, 00:00 UTC
+}
+
+// NewWindow returns the window of whole UTC days from..to; it truncates both to days.
+func NewWindow(from, to time.Time) (Window, error) {
+	w := Window{From: day(from), To: day(to)}
+	if w.To.Before(w.From) {
+		return Window{}, fmt.Errorf("window %s: end before start", w)
+	}
+	return w, nil
+}
+
+// ParseWindow parses two YYYY-MM-DD days.
+func ParseWindow(from, to string) (Window, error) {
+	f, err := time.Parse(DateLayout, from)
+	if err != nil {
+		return Window{}, fmt.Errorf("parse from date %q: %w", from, err)
+	}
+	t, err := time.Parse(DateLayout, to)
+	if err != nil {
+		return Window{}, fmt.Errorf("parse to date %q: %w", to, err)
+	}
+	return NewWindow(f, t)
+}
+
+func day(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// Start is the first instant of the window.
+func (w Window) Start() time.Time { return w.From }
+
+// End is the first instant after the window (exclusive).
+func (w Window) End() time.Time { return w.To.AddDate(0, 0, 1) }
+
+// Days is the number of days in the window.
+func (w Window) Days() int { return int(w.End().Sub(w.Start()).Hours()/24 + 0.5) }
+
+// Contains reports whether t falls inside the window.
+func (w Window) Contains(t time.Time) bool { return !t.Before(w.Start()) && t.Before(w.End()) }
+
+// String formats the window as FROM..TO.
+func (w Window) String() string {
+	return w.From.Format(DateLayout) + ".." + w.To.Format(DateLayout)
+}
+
+type windowJSON struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// MarshalJSON writes {"from":"YYYY-MM-DD","to":"YYYY-MM-DD"}.
+func (w Window) MarshalJSON() ([]byte, error) {
+	return json.Marshal(windowJSON{w.From.Format(DateLayout), w.To.Format(DateLayout)})
+}
+
+// UnmarshalJSON reads the form written by MarshalJSON.
+func (w *Window) UnmarshalJSON(b []byte) error {
+	var j windowJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	pw, err := ParseWindow(j.From, j.To)
+	if err != nil {
+		return err
+	}
+	*w = pw
+	return nil
+}
+
+// Sources of raw files.
+const (
+	SourcePaymentOps        = "payment_ops"
+	SourceRecon             = "recon"
+	SourceFailureConversion = "failure_conversion"
+	SourceStatement         = "statement"
+)
+
+// RawFile is one file as received from the network, with its provenance.
+// Extract writes the list of them to index.json in the raw folder.
+type RawFile struct {
+	Source   string `json:"source"`              // one of the Source* constants
+	Format   string `json:"format"`              // CSV or JSON
+	Path     string `json:"path"`                // relative to the raw folder, slash-separated
+	SHA256   string `json:"sha256"`              // hex of the file's bytes ("" when Status is EMPTY or FAILED)
+	Size     int64  `json:"size"`                // bytes
+	Window   Window `json:"window"`              // days the file covers
+	Status   string `json:"status"`              // READY, EMPTY or FAILED (reports); READY for other sources
+	ReportID string `json:"report_id,omitempty"` // reports only
+	Account  string `json:"account,omitempty"`   // statements only
+	Page     int    `json:"page,omitempty"`      // paged sources: zero-based page number
+	Request  string `json:"request"`             // method and URL that produced the file (no secrets)
+}

@@ -1,0 +1,60 @@
+// Package pipeline plans a run over a date range and drives its stages:
+// extract, load, rules, report and archive, publishing the DuckDB file only
+// when every stage succeeded.
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"recon/extract"
+)
+
+// Config is everything a run needs, decoded once by the CLI.
+type Config struct {
+	DB         string // published DuckDB file
+	ArchiveURL string // local folder or s3://bucket/prefix
+	WorkDir    string // where runs are prepared before they are archived
+	Accounts   []string
+	RulesDir   string            // optional folder of rules that add to or override the catalogue
+	Params     map[string]string // rule parameter overrides, "rule_id.param" -> value
+	Format     string            // report format: CSV or JSON
+	Extract    extract.Config
+	Version    string
+	Now        func() time.Time
+	Logger     *slog.Logger
+}
+
+// Validate reports every problem of the configuration at once.
+func (c Config) Validate() error {
+	var errs []error
+	need := func(v, name string) {
+		if strings.TrimSpace(v) == "" {
+			errs = append(errs, fmt.Errorf("%s is not set", name))
+		}
+	}
+	need(c.DB, "RECON_DB")
+	need(c.ArchiveURL, "RECON_ARCHIVE_URL")
+	need(c.WorkDir, "work folder")
+	need(c.Extract.AuthURL, "RECON_AUTH_URL")
+	need(c.Extract.ClientID, "RECON_CLIENT_ID")
+	need(c.Extract.ClientSecret.Reveal(), "RECON_CLIENT_SECRET")
+	need(c.Extract.Audience, "RECON_AUDIENCE")
+	need(c.Extract.ReportingURL, "RECON_REPORTING_URL")
+	need(c.Extract.ServerURL, "RECON_SERVER_URL")
+	if len(c.Accounts) == 0 {
+		errs = append(errs, errors.New("RECON_ACCOUNTS lists no account"))
+	}
+	for _, a := range c.Accounts {
+		if name, addr, ok := strings.Cut(a, "@"); !ok || name == "" || addr == "" {
+			errs = append(errs, fmt.Errorf("RECON_ACCOUNTS: %q is not account@address", a))
+		}
+	}
+	if f := strings.ToUpper(c.Format); f != extract.FormatCSV && f != extract.FormatJSON {
+		errs = append(errs, fmt.Errorf("report format %q is not CSV or JSON", c.Format))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,101 @@
+// Package sql holds recon's DuckDB schema as ordered, embedded migrations
+// and applies them.
+package sql
+
+import (
+	"context"
+	dbsql "database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+//go:embed migrations/*.sql
+var files embed.FS
+
+// Migrations is the folder of NNNN_name.sql files, applied in order.
+var Migrations, _ = fs.Sub(files, "migrations")
+
+// Migration is one schema step.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// List reads and orders the migrations of fsys, rejecting bad names and duplicate versions.
+func List(fsys fs.FS) ([]Migration, error) {
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("list migrations: %w", err)
+	}
+	var out []Migration
+	seen := map[int]string{}
+	for _, n := range names {
+		num, _, ok := strings.Cut(n, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name must be NNNN_name.sql", n)
+		}
+		if prev, dup := seen[v]; dup {
+			return nil, fmt.Errorf("migration %s: version %d already used by %s", n, v, prev)
+		}
+		seen[v] = n
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, fmt.Errorf("read migration %s: %w", n, err)
+		}
+		out = append(out, Migration{Version: v, Name: strings.TrimSuffix(path.Base(n), ".sql"), SQL: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+// Migrate applies the migrations not yet recorded in schema_version, each in
+// its own transaction, and returns the resulting version.
+func Migrate(ctx context.Context, db *dbsql.DB) (int, error) {
+	ms, err := List(Migrations)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+		version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+		return 0, fmt.Errorf("create schema_version: %w", err)
+	}
+	var current int
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&current); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	for _, m := range ms {
+		if m.Version <= current {
+			continue
+		}
+		if err := apply(ctx, db, m); err != nil {
+			return current, err
+		}
+		current = m.Version
+	}
+	return current, nil
+}
+
+func apply(ctx context.Context, db *dbsql.DB, m Migration) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, name) VALUES (?, ?)`, m.Version, m.Name); err != nil {
+		return fmt.Errorf("migration %s: record version: %w", m.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migration %s: commit: %w", m.Name, err)
+	}
+	return nil
+}
