@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -90,9 +91,16 @@ func New(cfg Config) (*Client, error) {
 
 	hc := cfg.HTTPClient
 	if hc == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone() // 30s dial, 10s TLS handshake
-		t.ResponseHeaderTimeout = time.Minute                // no overall timeout: downloads may be long
-		hc = &http.Client{Transport: t}
+		hc = &http.Client{Transport: &http.Transport{ // no overall timeout: downloads may be long
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConnsPerHost:   workers,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: time.Minute,
+			ExpectContinueTimeout: time.Second,
+		}}
 	}
 	base := hc.Transport
 	if base == nil {
@@ -147,8 +155,8 @@ type Result struct {
 	Incomplete []string  // reasons the run is incomplete (a FAILED report, …)
 }
 
-// reportWorkers bounds the report chunks and statement accounts pulled at once.
-const reportWorkers = 4
+// workers bounds the report chunks and statement accounts pulled at once.
+const workers = 4
 
 // reportSources maps report types to raw file sources.
 var reportSources = map[string]string{
@@ -163,6 +171,9 @@ var reportSources = map[string]string{
 func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result, error) {
 	req, err := req.normalise()
 	if err != nil {
+		return nil, fmt.Errorf("extract: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}
 	type outcome struct {
@@ -188,7 +199,7 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	outs := make([]outcome, len(jobs))
-	sem := make(chan struct{}, reportWorkers)
+	sem := make(chan struct{}, workers)
 	var wg sync.WaitGroup
 	for i, job := range jobs {
 		wg.Go(func() {

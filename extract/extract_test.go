@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,12 +36,13 @@ type fakeNet struct {
 
 	mu        sync.Mutex
 	creates   []string
+	reports   map[string]map[string]any // by id, as created
 	polls     map[string]int
 	downloads atomic.Int32
 }
 
 func newFakeNet(t *testing.T, faults bool) (*fakeNet, http.Handler) {
-	f := &fakeNet{t: t, faults: faults, entries: 150, polls: map[string]int{}}
+	f := &fakeNet{t: t, faults: faults, entries: 150, reports: map[string]map[string]any{}, polls: map[string]int{}}
 	f.files = httptest.NewServer(http.HandlerFunc(f.download))
 	t.Cleanup(f.files.Close)
 	mux := http.NewServeMux()
@@ -66,38 +68,37 @@ func (f *fakeNet) service(h http.HandlerFunc) http.HandlerFunc {
 func (f *fakeNet) create(w http.ResponseWriter, r *http.Request) {
 	var b map[string]string
 	json.NewDecoder(r.Body).Decode(&b)
-	f.mu.Lock()
-	f.creates = append(f.creates, b["reportType"]+" "+b["startDate"]+" "+b["endDate"])
-	f.mu.Unlock()
 	rep := map[string]any{"reportId": b["reportType"] + "-" + b["startDate"][:10], "reportStatus": StatusPending}
 	for _, k := range []string{"reportName", "reportType", "reportFormat", "startDate", "endDate"} {
 		rep[k] = b[k]
 	}
+	f.mu.Lock()
+	f.creates = append(f.creates, b["reportType"]+" "+b["startDate"]+" "+b["endDate"])
+	f.reports[rep["reportId"].(string)] = rep
+	f.mu.Unlock()
 	writeJSON(w, 201, rep)
 }
 
 func (f *fakeNet) get(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	typ, start, _ := strings.Cut(id, "-")
 	f.mu.Lock()
+	rep := maps.Clone(f.reports[id])
 	f.polls[id]++
 	first := f.polls[id] == 1
 	f.mu.Unlock()
-	rep := map[string]any{"reportId": id, "reportType": typ, "reportFormat": FormatCSV, "startDate": start + "T00:00:00.000Z",
-		"endDate": "2026-07-19T23:59:59.999Z", "reportStatus": StatusReady,
-		"downloadLink": f.files.URL + "/dl/" + id + "?sig=SIGNATURE-4711"}
+	if rep == nil {
+		writeJSON(w, 404, map[string]string{"errorCode": "RPT_4", "title": "Report not found"})
+		return
+	}
+	typ, start := rep["reportType"], rep["startDate"].(string)[:10]
 	switch {
 	case first:
-		rep["reportStatus"], rep["downloadLink"] = StatusPending, nil
 	case typ == ReportFailureConversion:
-		rep["reportStatus"], rep["downloadLink"] = StatusEmpty, nil
+		rep["reportStatus"] = StatusEmpty
 	case typ == ReportRecon && start == "2026-04-01":
-		rep["reportStatus"], rep["downloadLink"] = StatusFailed, nil
-	}
-	if start == "2026-01-01" || start == "2026-04-01" {
-		rep["endDate"] = map[string]string{"2026-01-01": "2026-03-31", "2026-04-01": "2026-06-29"}[start] + "T23:59:59.999Z"
-	} else {
-		rep["startDate"] = "2026-06-30T00:00:00.000Z"
+		rep["reportStatus"] = StatusFailed
+	default:
+		rep["reportStatus"], rep["downloadLink"] = StatusReady, f.files.URL+"/dl/"+id+"?sig=SIGNATURE-4711"
 	}
 	writeJSON(w, 200, rep)
 }

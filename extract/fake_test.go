@@ -26,7 +26,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // bearer returns the token of r, "" if none.
-func bearer(r *http.Request) string { return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") }
+func bearer(r *http.Request) string {
+	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+}
 
 // tokenServer is a fake token endpoint that issues TOKEN-zq81-1, -2, …
 // to the client holding testSecret (in the body or a Basic header).

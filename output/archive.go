@@ -3,11 +3,14 @@ package output
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -77,4 +80,24 @@ func putFile(ctx context.Context, store Store, key, path string) error {
 	}
 	defer f.Close()
 	return store.Put(ctx, key, f)
+}
+
+// ReadManifest reads the manifest of the run folder prefix.
+func ReadManifest(ctx context.Context, store Store, prefix string) (Manifest, error) {
+	var m Manifest
+	r, err := store.Get(ctx, strings.TrimSuffix(prefix, "/")+"/"+ManifestName)
+	if err != nil {
+		return m, err
+	}
+	defer r.Close()
+	if err := json.NewDecoder(r).Decode(&m); err != nil {
+		return m, fmt.Errorf("read manifest of %s: %w", prefix, err)
+	}
+	return m, nil
+}
+
+// SHA256 returns the hex sha256 of b.
+func SHA256(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }

@@ -215,7 +215,11 @@ func (l *Loader) createView(ctx context.Context, conn *sql.Conn, t *Table, s sta
 			SELECT s.*, s.rowid + 2 + coalesce(r.n, 0) AS line, nullif(%s, '') AS reason
 			FROM stage s ASOF LEFT JOIN stage_thresholds r ON s.rowid >= r.t`, reason),
 		`CREATE OR REPLACE TEMP TABLE stage_quarantine AS
-			SELECT line, string_agg(error_type || ' ' || column_name || ': ' || error_message, '; ' ORDER BY column_name) AS reason,
+			SELECT line, string_agg(DISTINCT CASE error_type
+					WHEN 'MISSING COLUMNS' THEN 'too few columns'
+					WHEN 'TOO MANY COLUMNS' THEN 'too many columns'
+					WHEN 'CAST' THEN 'bad value in ' || column_name || ': ' || error_message
+					ELSE lower(error_type) || ': ' || error_message END, '; ') AS reason,
 				first(csv_line) AS raw
 			FROM stage_rejects GROUP BY line
 			UNION ALL
