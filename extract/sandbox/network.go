@@ -12,7 +12,7 @@ import (
 	"recon/extract"
 )
 
-// This node and its partners.
+// This node.
 const (
 	nodeAddress = "rn.us.ny.acme"
 	customer    = "Acme Bank"
@@ -21,9 +21,10 @@ const (
 
 // account is one ledger account on the network.
 type account struct {
-	name, node, customer, currency, country string
-	code                                    string // prefix of the end-to-end ids its node chooses
-	weight                                  int    // share of its side's payments, in percent
+	name, node, customer string
+	currency, country    string
+	code                 string // prefix of the end-to-end ids its node chooses
+	weight               int    // share of its side's payments, in percent
 }
 
 func (a *account) addr() string { return a.name + "@" + a.node }
@@ -115,7 +116,7 @@ func (s *Sandbox) payment(day int64, idx int) *payment {
 		p.state = stateCompleted
 	}
 	p.id = newUUID(r)
-	dayStart := time.UnixMilli(day * dayMS).UTC()
+	dayStart := dayTime(day)
 	p.e2e = fmt.Sprintf("%s%s%07d", p.sender.code, dayStart.Format("20060102"), idx)
 
 	// Quote times sit in one slot per index, so quote_ts grows with idx; the

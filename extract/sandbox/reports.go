@@ -85,7 +85,7 @@ func (s *Sandbox) scheduled() []*report {
 	for _, p := range periods {
 		for ti, typ := range extract.ReportTypes {
 			for fi, format := range formats {
-				id := newUUID(s.rng(tagScheduled, uint64(unixDay(p.from)), uint64(ti*len(formats)+fi)))
+				id := newUUID(s.rng(tagScheduled, mix(uint64(unixDay(p.from)), uint64(unixDay(p.to))), uint64(ti*len(formats)+fi)))
 				if s.deleted[id] {
 					continue
 				}
@@ -244,11 +244,10 @@ func (s *Sandbox) deleteReport(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	rp := s.lookup(id)
 	if rp != nil {
-		if s.reports[id] != nil {
-			delete(s.reports, id)
-		} else {
-			s.deleted[id] = true // a scheduled report
+		if rp.createdBy == "SCHEDULER" { // made anew on every lookup
+			s.deleted[id] = true
 		}
+		delete(s.reports, id)
 	}
 	s.mu.Unlock()
 	if rp == nil {
