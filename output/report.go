@@ -20,16 +20,16 @@ import (
 
 // RunInfo describes the run whose reports are written.
 type RunInfo struct {
-	ID          string            `json:"run_id"`
-	Window      extract.Window    `json:"window"`
-	AsOf        time.Time         `json:"as_of"`
-	StartedAt   time.Time         `json:"started_at"`
-	Verdict     string            `json:"verdict"` // complete or incomplete
-	Reasons     []string          `json:"reasons"`
-	ToolVersion string            `json:"tool_version"`
-	Rules       []RuleRef         `json:"rules"`
-	Rows        map[string]int64  `json:"rows_loaded"` // by source
-	Quarantined int64             `json:"rows_quarantined"`
+	ID          string           `json:"run_id"`
+	Window      extract.Window   `json:"window"`
+	AsOf        time.Time        `json:"as_of"`
+	StartedAt   time.Time        `json:"started_at"`
+	Verdict     string           `json:"verdict"` // complete or incomplete
+	Reasons     []string         `json:"reasons"`
+	ToolVersion string           `json:"tool_version"`
+	Rules       []RuleRef        `json:"rules"`
+	Rows        map[string]int64 `json:"rows_loaded"` // by source
+	Quarantined int64            `json:"rows_quarantined"`
 }
 
 // RuleRef names a rule and the hash of its file.
