@@ -89,7 +89,7 @@ func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifes
 		return nil
 	})
 	if err != nil {
-		return m, fmt.Errorf("archive %s: %w", run.ID, err)
+		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -101,10 +101,10 @@ func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifes
 		if bytes.Equal(old, b) {
 			return m, nil // archived before
 		}
-		return m, fmt.Errorf("archive %s: %s%s holds a different manifest; an archived run is never overwritten",
+		return m, fmt.Errorf("upload run %s: %s%s holds a different manifest; an archived run is never overwritten",
 			run.ID, prefix, ManifestName)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return m, fmt.Errorf("archive %s: %w", run.ID, err)
+		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(uploads)
@@ -114,10 +114,10 @@ func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifes
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return m, fmt.Errorf("archive %s: %w", run.ID, err)
+		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
 	if err := store.Put(ctx, prefix+ManifestName, bytes.NewReader(b), int64(len(b)), SHA256(b)); err != nil {
-		return m, fmt.Errorf("archive %s: manifest: %w", run.ID, err)
+		return m, fmt.Errorf("upload run %s: manifest: %w", run.ID, err)
 	}
 	return m, nil
 }

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -173,6 +175,74 @@ func TestS3Checksums(t *testing.T) {
 				r.Close()
 				if err != nil || output.SHA256(got) != sum {
 					t.Fatalf("%s read back: %d bytes, err %v", tc.name, len(got), err)
+				}
+			}
+		})
+	}
+}
+
+// stopper is a store that stops its server once it has stored n objects.
+type stopper struct {
+	output.Store
+	mu   sync.Mutex
+	n    int
+	stop func()
+}
+
+func (s *stopper) Put(ctx context.Context, key string, r io.Reader, size int64, sum string) error {
+	if err := s.Store.Put(ctx, key, r, size, sum); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n--; s.n == 0 {
+		s.stop()
+	}
+	return nil
+}
+
+// TestArchiveOutageRealServer stops the S3 server (gofakes3, and a
+// versitygw process under make test) while a run is being archived: no
+// manifest; once it is back, archiving the same run completes and the
+// objects match the manifest.
+func TestArchiveOutageRealServer(t *testing.T) {
+	servers := []*s3test.Server{s3test.Fake(t)}
+	if os.Getenv(s3test.EnvBinary) != "" {
+		servers = append(servers, s3test.VersityProcess(t))
+	}
+	for _, srv := range servers {
+		t.Run(srv.Name, func(t *testing.T) {
+			srv.Env(t)
+			ctx := t.Context()
+			dir, run := runFolder(t)
+			st, err := output.OpenStore(ctx, srv.URL("a"), srv.Options())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := output.Archive(ctx, &stopper{Store: st, n: 3, stop: srv.Stop}, run, dir); err == nil {
+				t.Fatal("archive succeeded with the server stopped")
+			}
+			srv.Start(t)
+			if _, _, err := output.FindRun(ctx, st, run.ID); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("manifest after the outage: %v", err)
+			}
+			m, err := output.Archive(ctx, st, run, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prefix, _, err := output.FindRun(ctx, st, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range m.Files {
+				r, err := st.Get(ctx, prefix+f.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(r)
+				r.Close()
+				if output.SHA256(b) != f.SHA256 {
+					t.Errorf("%s differs from the manifest", f.Path)
 				}
 			}
 		})

@@ -13,13 +13,15 @@ import (
 	"recon/output"
 )
 
-// archiveReasonPrefix starts the reason a failed upload gives a run, so that
-// ArchiveRun can take it back.
-const archiveReasonPrefix = "archive: "
+// archiveStage names the upload stage; its errors, and so the reason a
+// failed upload gives a run, start with "archive: ", which ArchiveRun takes back.
+const (
+	archiveStage        = "archive"
+	archiveReasonPrefix = archiveStage + ": "
+)
 
 func archiveReason(runID string, err error) string {
-	return fmt.Sprintf("%sthe reports are not archived (%v); the run folder is kept, complete it with: recon archive --run %s",
-		archiveReasonPrefix, err, runID)
+	return fmt.Sprintf("%v; the run folder is kept: complete it with recon archive --run %s", err, runID)
 }
 
 // Archived is what ArchiveRun did.

@@ -181,7 +181,7 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}); err != nil {
 		return res, err
 	}
-	archived := timed("archive", func() (int64, error) {
+	archived := timed(archiveStage, func() (int64, error) {
 		m, err := output.Archive(ctx, store, info, runDir)
 		return int64(len(m.Files)), err
 	})

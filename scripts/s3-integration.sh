@@ -50,5 +50,6 @@ echo "s3-integration: versitygw $VERSITYGW_VERSION on 127.0.0.1:$port (pid $pid)
 
 export RECON_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
 export RECON_TEST_S3_ACCESS_KEY="$ROOT_ACCESS_KEY" RECON_TEST_S3_SECRET_KEY="$ROOT_SECRET_KEY"
+export RECON_TEST_VERSITYGW="$gw"
 cd "$root"
 "$GO" test -tags "$TAGS" "$@"

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -28,11 +29,13 @@ import (
 	"recon/output"
 )
 
-// Environment the integration script sets to point tests at versitygw.
+// Environment the integration script sets to point tests at versitygw: the
+// server it started, and the binary, for tests that stop a server of their own.
 const (
 	EnvEndpoint  = "RECON_TEST_S3_ENDPOINT"
 	EnvAccessKey = "RECON_TEST_S3_ACCESS_KEY"
 	EnvSecretKey = "RECON_TEST_S3_SECRET_KEY"
+	EnvBinary    = "RECON_TEST_VERSITYGW"
 )
 
 // Server is an S3 endpoint with one bucket for the test.
@@ -46,13 +49,18 @@ type Server struct {
 	accessKey string
 	secretKey string
 
-	// gofakes3 only
-	mu        sync.Mutex
-	addr      string
+	mu   sync.Mutex
+	addr string // servers the test can stop and start
+
+	// gofakes3
 	handler   http.Handler
 	srv       *http.Server
 	puts      atomic.Int64
 	stopAfter atomic.Int64
+
+	// versitygw process
+	bin, dir string
+	cmd      *exec.Cmd
 }
 
 // Fake starts gofakes3 on a loopback port, stopped when the test ends.
@@ -88,6 +96,30 @@ func Versity(t testing.TB) *Server {
 	s.Bucket = bucketName(t.Name())
 	if _, err := s.Client(t).CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(s.Bucket)}); err != nil {
 		t.Fatalf("create bucket %s on %s: %v", s.Bucket, endpoint, err)
+	}
+	return s
+}
+
+// VersityProcess starts a versitygw of the test's own, which the test can
+// stop and start; skipped when the integration script did not name the binary.
+func VersityProcess(t testing.TB) *Server {
+	t.Helper()
+	bin := os.Getenv(EnvBinary)
+	if bin == "" {
+		t.Skipf("no versitygw binary: %s is not set (make test runs scripts/s3-integration.sh, which sets it)", EnvBinary)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Name: "versitygw-process", Verifies: true, Bucket: "recon-archive", accessKey: "outage-access",
+		secretKey: "outage-secret", bin: bin, dir: t.TempDir(), addr: ln.Addr().String()}
+	ln.Close()
+	s.Endpoint = "http://" + s.addr
+	s.Start(t)
+	t.Cleanup(s.Stop)
+	if _, err := s.Client(t).CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(s.Bucket)}); err != nil {
+		t.Fatal(err)
 	}
 	return s
 }
@@ -160,8 +192,8 @@ func (s *Server) serve(ln net.Listener) {
 	go srv.Serve(ln)
 }
 
-// Stop shuts gofakes3 down at once, like a crashed server: open connections
-// are cut and new ones refused until Start.
+// Stop shuts the server down at once, like a crash: open connections are
+// cut and new ones refused until Start. versitygw is killed.
 func (s *Server) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -169,16 +201,44 @@ func (s *Server) Stop() {
 		s.srv.Close()
 		s.srv = nil
 	}
+	if s.cmd != nil {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+		s.cmd = nil
+	}
 }
 
-// Start serves gofakes3 again on the same address, with the objects it held.
+// Start serves again on the same address, with the objects the server held.
 func (s *Server) Start(t testing.TB) {
 	t.Helper()
-	ln, err := net.Listen("tcp", s.addr)
-	if err != nil {
-		t.Fatalf("restart S3 on %s: %v", s.addr, err)
+	if s.bin == "" {
+		ln, err := net.Listen("tcp", s.addr)
+		if err != nil {
+			t.Fatalf("restart S3 on %s: %v", s.addr, err)
+		}
+		s.serve(ln)
+		return
 	}
-	s.serve(ln)
+	cmd := exec.Command(s.bin, "--port", s.addr, "--quiet", "posix", s.dir)
+	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+s.accessKey, "ROOT_SECRET_KEY="+s.secretKey)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start versitygw: %v", err)
+	}
+	s.mu.Lock()
+	s.cmd = cmd
+	s.mu.Unlock()
+	for i := 0; ; i++ { // wait until it listens
+		c, err := net.Dial("tcp", s.addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if i == 200 {
+			s.Stop()
+			t.Fatalf("versitygw does not listen on %s: %v", s.addr, err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 }
 
 // StopAfterPuts makes gofakes3 stop while it receives the n-th object
