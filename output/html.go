@@ -62,7 +62,6 @@ type chart struct {
 	Bars          []bar
 	Lines         []line
 	Ticks         []tick
-	Empty         bool
 }
 
 type bar struct {
@@ -167,7 +166,7 @@ const (
 	chartW, chartH     = 760, 240
 	padL, padR         = 44, 12
 	padT, padB         = 14, 40
-	ageW, ageRow, ageL = 520, 30, 110
+	ageW, ageRow, ageL = 240, 28, 84
 )
 
 func trendChart(points []TrendPoint) chart {
@@ -183,14 +182,14 @@ func trendChart(points []TrendPoint) chart {
 		v := top * int64(i) / 4
 		c.Ticks = append(c.Ticks, tick{Y: y(v), Label: fmt.Sprint(v)})
 	}
-	step := plotW / float64(trendRuns)
-	every := max(1, len(points)/8)
+	step := plotW / float64(max(len(points), 12))
+	every := max(1, len(points)/10)
 	newLine, resLine := line{Class: "new"}, line{Class: "resolved"}
 	for i, p := range points {
 		x := padL + step*float64(i)
 		b := bar{X: x + step*0.15, W: step * 0.7, Y: y(p.Open), H: padT + plotH - y(p.Open), Value: p.Open,
 			Title: fmt.Sprintf("%s (%s): %d open, %d new, %d resolved", p.RunID, p.Day, p.Open, p.New, p.Resolved)}
-		if i%every == 0 || i == len(points)-1 {
+		if i%every == 0 && (i == 0 || p.Day != points[i-1].Day) { // one label a day
 			b.Label, b.LabelX, b.LabelY = p.Day[5:], x+step/2, chartH-padB+16
 		}
 		c.Bars = append(c.Bars, b)
@@ -205,13 +204,10 @@ func trendChart(points []TrendPoint) chart {
 }
 
 func ageingChart(buckets []Bucket) chart {
-	c := chart{Width: ageW + ageL + 60, Height: len(buckets)*ageRow + 10, Empty: true}
+	c := chart{Width: ageW + ageL + 40, Height: len(buckets)*ageRow + 10}
 	var top int64 = 1
 	for _, b := range buckets {
 		top = max(top, b.Open)
-		if b.Open > 0 {
-			c.Empty = false
-		}
 	}
 	for i, b := range buckets {
 		w := float64(ageW) * float64(b.Open) / float64(top)

@@ -183,6 +183,9 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}
 	archived := timed(archiveStage, func() (int64, error) {
 		m, err := output.Archive(ctx, store, info, runDir)
+		if err == nil {
+			log.Info("archived", "files", len(m.Files)+1, "bytes", m.Size())
+		}
 		return int64(len(m.Files)), err
 	})
 	if archived == nil {
