@@ -64,7 +64,7 @@ func RunPrefix(runID string, started time.Time) string {
 // the same sha256 are not sent again, so archiving a run twice, or again
 // after a failure, is safe; the manifest is only written once every file is there.
 func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifest, error) {
-	m := Manifest{Run: run}
+	m := Manifest{Run: run.normalised()}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

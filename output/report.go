@@ -38,6 +38,24 @@ type RunInfo struct {
 	Quarantined int64             `json:"rows_quarantined"`
 }
 
+// normalised returns r with empty lists and maps instead of nil, so that
+// summary.json and the manifest print [] and {} rather than null.
+func (r RunInfo) normalised() RunInfo {
+	if r.Reasons == nil {
+		r.Reasons = []string{}
+	}
+	if r.Accounts == nil {
+		r.Accounts = []string{}
+	}
+	if r.Params == nil {
+		r.Params = map[string]string{}
+	}
+	if r.Rows == nil {
+		r.Rows = map[string]int64{}
+	}
+	return r
+}
+
 // RuleRef names a rule, its severity and the sha256 of its file.
 type RuleRef struct {
 	ID       string `json:"id"`
@@ -239,10 +257,7 @@ var ageing = []struct {
 }{{"0-1 days", 0, 1}, {"2-3 days", 2, 3}, {"4-7 days", 4, 7}, {"8-30 days", 8, 30}, {"over 30 days", 31, -1}}
 
 func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error) {
-	if run.Reasons == nil {
-		run.Reasons = []string{}
-	}
-	s := Summary{Run: run, ByRule: []RuleCounts{}, BySeverity: map[string]Counts{}, Currencies: []CurrencyTotal{},
+	s := Summary{Run: run.normalised(), ByRule: []RuleCounts{}, BySeverity: map[string]Counts{}, Currencies: []CurrencyTotal{},
 		Quarantine: Quarantine{BySource: map[string]int64{}}}
 	byRule := map[string]*RuleCounts{}
 	for _, r := range run.Rules {

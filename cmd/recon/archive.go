@@ -97,8 +97,8 @@ to repeat: files already in the archive are not sent again.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "run %s archived: %s (%d files, %d bytes)\n", runID, res.URL,
-				len(res.Manifest.Files)+1, res.Manifest.Size())
+			fmt.Fprintf(a.stdout, "run %s archived: %s (%d files, %d bytes, and the manifest)\n", runID, res.URL,
+				len(res.Manifest.Files), res.Manifest.Size())
 			if !res.Ledger {
 				fmt.Fprintf(a.stdout, "the run is not in %s's run ledger; only its archive was completed\n", *st.db)
 			}
