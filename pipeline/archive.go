@@ -28,14 +28,14 @@ func archiveReason(runID string, err error) string {
 type Archived struct {
 	URL      string // the run's folder in the archive
 	Manifest output.Manifest
-	Ledger   bool // the run ledger was updated
 }
 
-// ArchiveRun uploads a run whose upload failed, from its folder in the work
-// folder, then records it as archived in the run ledger (archive URL set,
-// the archive reason dropped, complete when no other reason is left) and
-// removes the folder. It is safe to repeat: a run already archived is only
-// recorded. It needs cfg's DB, ArchiveURL, S3 and WorkDir.
+// ArchiveRun uploads a published run whose upload failed, from its folder
+// in the work folder, then records it as archived in the run ledger (archive
+// URL set, the archive reason dropped, complete when no other reason is
+// left) and removes the folder. It is safe to repeat: a run already archived
+// is only recorded. A run missing from the ledger was never published and is
+// refused. It needs cfg's DB, ArchiveURL, S3 and WorkDir.
 func ArchiveRun(ctx context.Context, cfg Config, runID string) (*Archived, error) {
 	if runID == "" || !filepath.IsLocal(runID) || filepath.Base(runID) != runID {
 		return nil, fmt.Errorf("run id %q is not a run folder name", runID)
@@ -44,11 +44,14 @@ func ArchiveRun(ctx context.Context, cfg Config, runID string) (*Archived, error
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	runDir := filepath.Join(cfg.WorkDir, runID)
+	if err := inLedger(ctx, cfg.DB, runID); err != nil {
+		return nil, fmt.Errorf("%w; it is not archived (its folder is %s)", err, runDir)
+	}
 	store, err := output.OpenStore(ctx, cfg.ArchiveURL, cfg.S3)
 	if err != nil {
 		return nil, err
 	}
-	runDir := filepath.Join(cfg.WorkDir, runID)
 	s, err := output.ReadSummary(runDir)
 	var a Archived
 	switch {
@@ -67,12 +70,8 @@ func ArchiveRun(ctx context.Context, cfg Config, runID string) (*Archived, error
 		}
 		a.URL = store.URL() + "/" + output.RunPrefix(s.Run.ID, s.Run.StartedAt)
 	}
-	a.Ledger, err = markArchived(ctx, cfg.DB, runID, a.URL)
-	if err != nil {
+	if err := markArchived(ctx, cfg.DB, runID, a.URL); err != nil {
 		return &a, err
-	}
-	if !a.Ledger {
-		log.Warn("the run is not in the run ledger; only its archive was completed", "run_id", runID, "db", cfg.DB)
 	}
 	if err := os.RemoveAll(runDir); err != nil {
 		log.Warn("could not remove the run folder", "dir", runDir, "err", err)
@@ -80,33 +79,45 @@ func ArchiveRun(ctx context.Context, cfg Config, runID string) (*Archived, error
 	return &a, nil
 }
 
-// markArchived records the run's archive in the ledger of the DuckDB file,
-// through a working copy like a run; false when the run is not there.
-func markArchived(ctx context.Context, db, runID, url string) (bool, error) {
-	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+// inLedger checks that the published DuckDB file knows the run.
+func inLedger(ctx context.Context, db, runID string) error {
+	if _, err := os.Stat(db); err != nil {
+		return fmt.Errorf("run %s: %w", runID, err)
 	}
+	conn, err := OpenDB(db, true)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var n int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE run_id = ?`, runID).Scan(&n); err != nil {
+		return fmt.Errorf("read the run ledger of %s: %w", db, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("run %s is not in the run ledger of %s: it was never published", runID, db)
+	}
+	return nil
+}
+
+// markArchived records the run's archive in the run ledger, through a
+// working copy of the DuckDB file like a run.
+func markArchived(ctx context.Context, db, runID, url string) error {
 	wh, err := OpenWarehouse(ctx, db)
 	if err != nil {
-		return false, err
+		return err
 	}
-	res, err := wh.DB.ExecContext(ctx, `UPDATE runs SET archive_url = $url,
+	if _, err := wh.DB.ExecContext(ctx, `UPDATE runs SET archive_url = $url,
 			reasons = list_filter(reasons, lambda r: NOT starts_with(r, $prefix)),
 			verdict = CASE WHEN len(list_filter(reasons, lambda r: NOT starts_with(r, $prefix))) = 0
 				THEN 'complete' ELSE verdict END
 		WHERE run_id = $run_id`,
-		sql.Named("url", url), sql.Named("prefix", archiveReasonPrefix), sql.Named("run_id", runID))
-	if err != nil {
+		sql.Named("url", url), sql.Named("prefix", archiveReasonPrefix), sql.Named("run_id", runID)); err != nil {
 		wh.Discard()
-		return false, fmt.Errorf("record the archive of %s: %w", runID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		wh.Discard()
-		return false, nil
+		return fmt.Errorf("record the archive of %s: %w", runID, err)
 	}
 	if err := wh.Publish(ctx); err != nil {
 		wh.Discard()
-		return false, err
+		return err
 	}
-	return true, nil
+	return nil
 }

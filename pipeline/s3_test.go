@@ -131,6 +131,19 @@ func TestArchiveOutage(t *testing.T) {
 		t.Fatalf("ledger: %s %s %q", verdict, reasons, url)
 	}
 
+	// A run the database does not know was never published: refused.
+	other := e.cfg
+	other.DB = filepath.Join(t.TempDir(), "other.duckdb")
+	wh, err := pipeline.OpenWarehouse(t.Context(), other.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wh.Publish(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline.ArchiveRun(t.Context(), other, res.RunID); err == nil || !strings.Contains(err.Error(), "never published") {
+		t.Fatalf("ArchiveRun of a run missing from the ledger: %v", err)
+	}
 	// Still down: archiving again fails the same way and leaves no manifest.
 	if _, err := pipeline.ArchiveRun(t.Context(), e.cfg, res.RunID); err == nil {
 		t.Fatal("ArchiveRun succeeded with the server down")
@@ -144,7 +157,7 @@ func TestArchiveOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !a.Ledger || !strings.HasSuffix(a.URL, "/run_id="+res.RunID+"/") {
+	if !strings.HasSuffix(a.URL, "/run_id="+res.RunID+"/") {
 		t.Errorf("ArchiveRun = %+v", a)
 	}
 	if verdict, reasons, url := ledger(t, e.cfg.DB, res.RunID); verdict != output.Complete || reasons != "[]" || url != a.URL {

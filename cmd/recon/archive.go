@@ -36,11 +36,12 @@ func (s *s3Settings) options() (output.S3Options, error) {
 	return o, nil
 }
 
-// archiveSettings are what the archive, replay and diff commands read.
+// archiveSettings are the archive and its S3 settings, for the archive,
+// replay and diff commands.
 type archiveSettings struct {
 	*settings
-	archive, db, work *string
-	s3                *s3Settings
+	archive *string
+	s3      *s3Settings
 }
 
 func newArchiveSettings() *archiveSettings {
@@ -48,8 +49,6 @@ func newArchiveSettings() *archiveSettings {
 	return &archiveSettings{
 		settings: s,
 		archive:  s.add("archive", "RECON_ARCHIVE_URL", "", "archive: a local folder or s3://bucket/prefix"),
-		db:       s.add("db", "RECON_DB", "recon.duckdb", "DuckDB file analysts read"),
-		work:     s.add("work-dir", "RECON_WORK_DIR", "recon-work", "folder where runs are prepared before archiving"),
 		s3:       newS3Settings(s),
 	}
 }
@@ -73,6 +72,8 @@ func (a *archiveSettings) store(cmd *cobra.Command) (output.Store, error) {
 
 func (a *app) archiveCmd() *cobra.Command {
 	st := newArchiveSettings()
+	db := st.add("db", "RECON_DB", "recon.duckdb", "DuckDB file whose run ledger records the run")
+	work := st.add("work-dir", "RECON_WORK_DIR", "recon-work", "folder where runs are prepared before archiving")
 	var runID string
 	cmd := &cobra.Command{
 		Use:   "archive --run RUN_ID",
@@ -92,16 +93,13 @@ to repeat: files already in the archive are not sent again.`,
 				return err
 			}
 			res, err := pipeline.ArchiveRun(cmd.Context(), pipeline.Config{
-				DB: *st.db, ArchiveURL: *st.archive, S3: o, WorkDir: *st.work, Logger: a.log,
+				DB: *db, ArchiveURL: *st.archive, S3: o, WorkDir: *work, Logger: a.log,
 			}, runID)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "run %s archived: %s (%d files, %d bytes, and the manifest)\n", runID, res.URL,
 				len(res.Manifest.Files), res.Manifest.Size())
-			if !res.Ledger {
-				fmt.Fprintf(a.stdout, "the run is not in %s's run ledger; only its archive was completed\n", *st.db)
-			}
 			return nil
 		},
 	}
