@@ -4,9 +4,11 @@ TAGS    ?= duckdb_arrow
 BIN     ?= bin/recon
 PKGS    ?= ./...
 TESTFLAGS ?= -count=1 -timeout 20m
+VERSITYGW_VERSION ?= v1.8.0
+SHOT    ?= summary.png
 export CGO_ENABLED := 1
 
-.PHONY: build demo test bench update-golden fmt vet
+.PHONY: build demo test bench update-golden fmt vet screenshot
 
 build:
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/recon
@@ -14,8 +16,13 @@ build:
 demo: build
 	./$(BIN) demo
 
+# Every test, with a versitygw S3 server on loopback (installed into bin/ on first use).
 test: vet
-	$(GO) test -tags $(TAGS) $(TESTFLAGS) $(PKGS)
+	GO=$(GO) TAGS=$(TAGS) VERSITYGW_VERSION=$(VERSITYGW_VERSION) scripts/s3-integration.sh $(TESTFLAGS) $(PKGS)
+
+# summary.html of a few sandbox runs, rendered by headless chromium (installed with apt-get if missing).
+screenshot: build
+	scripts/screenshot.sh $(BIN) $(SHOT)
 
 update-golden:
 	$(GO) test -tags $(TAGS) -count=1 ./transform/ -run Golden -update

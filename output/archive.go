@@ -6,21 +6,52 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // ManifestName is written last: a run exists in the archive once it is there.
 const ManifestName = "manifest.json"
 
-// Manifest lists every file of an archived run with its size and sha256.
+// uploads is how many files Archive sends at once.
+const uploads = 8
+
+// ErrMismatch is returned (wrapped) by Fetch when an archived file differs
+// from its manifest entry.
+var ErrMismatch = errors.New("differs from the manifest")
+
+// Manifest lists every file of an archived run with its size, sha256 and
+// data rows, and the run's metadata (rules with the hash of each file, tool version).
 type Manifest struct {
 	Run   RunInfo `json:"run"`
 	Files []File  `json:"files"`
+}
+
+// File returns the manifest entry of path.
+func (m Manifest) File(path string) (File, bool) {
+	for _, f := range m.Files {
+		if f.Path == path {
+			return f, true
+		}
+	}
+	return File{}, false
+}
+
+// Size is the total size of the run's files, manifest excluded.
+func (m Manifest) Size() int64 {
+	var n int64
+	for _, f := range m.Files {
+		n += f.Size
+	}
+	return n
 }
 
 // RunPrefix is the run's folder in the archive: run_date=YYYY-MM-DD/run_id=ID/.
@@ -28,10 +59,12 @@ func RunPrefix(runID string, started time.Time) string {
 	return fmt.Sprintf("run_date=%s/run_id=%s/", started.UTC().Format("2006-01-02"), runID)
 }
 
-// Archive uploads every file under dir to the run's folder in store, then
-// the manifest. rows gives the data rows of tabular files, by relative path.
-func Archive(ctx context.Context, store Store, run RunInfo, dir string, rows map[string]int64) (Manifest, error) {
-	m := Manifest{Run: run}
+// Archive uploads every file under dir (the run's reports and inputs) to the
+// run's folder in store, then manifest.json. Files already in the store with
+// the same sha256 are not sent again, so archiving a run twice, or again
+// after a failure, is safe; the manifest is only written once every file is there.
+func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifest, error) {
+	m := Manifest{Run: run.normalised()}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -48,38 +81,66 @@ func Archive(ctx context.Context, store Store, run RunInfo, dir string, rows map
 		if err != nil {
 			return err
 		}
-		if n, ok := rows[rel]; ok {
-			f.Rows = &n
+		f.Rows, err = countRows(p)
+		if err != nil {
+			return fmt.Errorf("count rows of %s: %w", rel, err)
 		}
 		m.Files = append(m.Files, f)
 		return nil
 	})
 	if err != nil {
-		return m, fmt.Errorf("archive %s: %w", run.ID, err)
-	}
-	prefix := RunPrefix(run.ID, run.StartedAt)
-	for _, f := range m.Files {
-		if err := putFile(ctx, store, prefix+f.Path, filepath.Join(dir, filepath.FromSlash(f.Path))); err != nil {
-			return m, fmt.Errorf("archive %s: %w", run.ID, err)
-		}
+		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return m, err
 	}
-	if err := store.Put(ctx, prefix+ManifestName, bytes.NewReader(append(b, '\n'))); err != nil {
-		return m, fmt.Errorf("archive %s: manifest: %w", run.ID, err)
+	b = append(b, '\n')
+	prefix := RunPrefix(run.ID, run.StartedAt)
+	if old, err := getAll(ctx, store, prefix+ManifestName); err == nil {
+		if bytes.Equal(old, b) {
+			return m, nil // archived before
+		}
+		return m, fmt.Errorf("upload run %s: %s%s holds a different manifest; an archived run is never overwritten",
+			run.ID, prefix, ManifestName)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(uploads)
+	for _, f := range m.Files {
+		g.Go(func() error {
+			return putFile(gctx, store, prefix+f.Path, filepath.Join(dir, filepath.FromSlash(f.Path)), f)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
+	}
+	if err := store.Put(ctx, prefix+ManifestName, bytes.NewReader(b), int64(len(b)), SHA256(b)); err != nil {
+		return m, fmt.Errorf("upload run %s: manifest: %w", run.ID, err)
 	}
 	return m, nil
 }
 
-func putFile(ctx context.Context, store Store, key, path string) error {
-	f, err := os.Open(path)
+func putFile(ctx context.Context, store Store, key, path string, f File) error {
+	if ok, err := store.Has(ctx, key, f.Size, f.SHA256); err != nil || ok {
+		return err
+	}
+	r, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	return store.Put(ctx, key, f)
+	defer r.Close()
+	return store.Put(ctx, key, r, f.Size, f.SHA256)
+}
+
+func getAll(ctx context.Context, store Store, key string) ([]byte, error) {
+	r, err := store.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
 }
 
 // ReadManifest reads the manifest of the run folder prefix.
@@ -94,6 +155,92 @@ func ReadManifest(ctx context.Context, store Store, prefix string) (Manifest, er
 		return m, fmt.Errorf("read manifest of %s: %w", prefix, err)
 	}
 	return m, nil
+}
+
+// runIDLayout is the form of run ids (pipeline.RunID): the UTC start time.
+const runIDLayout = "r-20060102T150405Z"
+
+// FindRun returns the folder and manifest of an archived run. A run without
+// a manifest is not archived, whatever else its folder holds.
+func FindRun(ctx context.Context, store Store, runID string) (string, Manifest, error) {
+	if t, err := time.Parse(runIDLayout, runID); err == nil {
+		prefix := RunPrefix(runID, t)
+		m, err := ReadManifest(ctx, store, prefix)
+		if err == nil {
+			return prefix, m, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", m, err
+		}
+	}
+	keys, err := store.List(ctx, "run_date=")
+	if err != nil {
+		return "", Manifest{}, err
+	}
+	suffix := "/run_id=" + runID + "/" + ManifestName
+	for _, k := range keys {
+		if strings.HasSuffix(k, suffix) {
+			prefix := strings.TrimSuffix(k, ManifestName)
+			m, err := ReadManifest(ctx, store, prefix)
+			return prefix, m, err
+		}
+	}
+	return "", Manifest{}, fmt.Errorf("run %s has no manifest in %s: %w", runID, store.URL(), fs.ErrNotExist)
+}
+
+// Fetch downloads the files of an archived run whose path starts with one of
+// prefixes (all files when none is given) into dir, checking each against
+// the manifest; a file that differs gives an error wrapping ErrMismatch.
+func Fetch(ctx context.Context, store Store, runPrefix string, m Manifest, dir string, prefixes ...string) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(uploads)
+	for _, f := range m.Files {
+		if !hasAnyPrefix(f.Path, prefixes) {
+			continue
+		}
+		g.Go(func() error { return fetchFile(gctx, store, runPrefix+f.Path, dir, f) })
+	}
+	return g.Wait()
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return len(prefixes) == 0
+}
+
+func fetchFile(ctx context.Context, store Store, key, dir string, f File) error {
+	local := filepath.Join(dir, filepath.FromSlash(f.Path))
+	if !filepath.IsLocal(filepath.FromSlash(f.Path)) {
+		return fmt.Errorf("manifest path %q leaves the run folder", f.Path)
+	}
+	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+		return err
+	}
+	r, err := store.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	out, err := os.Create(local)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), r)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("fetch %s: %w", key, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != f.SHA256 || n != f.Size {
+		return fmt.Errorf("%s: %d bytes with sha256 %s, manifest says %d bytes, %s: %w", f.Path, n, got, f.Size, f.SHA256, ErrMismatch)
+	}
+	return nil
 }
 
 // SHA256 returns the hex sha256 of b.

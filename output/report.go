@@ -4,13 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -18,24 +20,47 @@ import (
 	"recon/extract"
 )
 
-// RunInfo describes the run whose reports are written.
+// RunInfo describes the run whose reports are written: everything replay
+// needs besides the archived inputs (id, window, as-of, accounts, rule
+// parameters), and the run's metadata.
 type RunInfo struct {
-	ID          string           `json:"run_id"`
-	Window      extract.Window   `json:"window"`
-	AsOf        time.Time        `json:"as_of"`
-	StartedAt   time.Time        `json:"started_at"`
-	Verdict     string           `json:"verdict"` // complete or incomplete
-	Reasons     []string         `json:"reasons"`
-	ToolVersion string           `json:"tool_version"`
-	Rules       []RuleRef        `json:"rules"`
-	Rows        map[string]int64 `json:"rows_loaded"` // by source
-	Quarantined int64            `json:"rows_quarantined"`
+	ID          string            `json:"run_id"`
+	Window      extract.Window    `json:"window"`
+	AsOf        time.Time         `json:"as_of"`
+	StartedAt   time.Time         `json:"started_at"`
+	Verdict     string            `json:"verdict"` // complete or incomplete
+	Reasons     []string          `json:"reasons"`
+	ToolVersion string            `json:"tool_version"`
+	Rules       []RuleRef         `json:"rules"`
+	Accounts    []string          `json:"accounts"`
+	Params      map[string]string `json:"params"`      // rule parameter overrides, rule_id.param -> value
+	Rows        map[string]int64  `json:"rows_loaded"` // by source
+	Quarantined int64             `json:"rows_quarantined"`
 }
 
-// RuleRef names a rule and the hash of its file.
+// normalised returns r with empty lists and maps instead of nil, so that
+// summary.json and the manifest print [] and {} rather than null.
+func (r RunInfo) normalised() RunInfo {
+	if r.Reasons == nil {
+		r.Reasons = []string{}
+	}
+	if r.Accounts == nil {
+		r.Accounts = []string{}
+	}
+	if r.Params == nil {
+		r.Params = map[string]string{}
+	}
+	if r.Rows == nil {
+		r.Rows = map[string]int64{}
+	}
+	return r
+}
+
+// RuleRef names a rule, its severity and the sha256 of its file.
 type RuleRef struct {
-	ID     string `json:"id"`
-	SHA256 string `json:"sha256"`
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	SHA256   string `json:"sha256"`
 }
 
 // Verdicts.
@@ -49,142 +74,305 @@ type File struct {
 	Path   string `json:"path"` // relative to the run's folder
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
-	Rows   *int64 `json:"rows,omitempty"` // data rows, for tabular files
+	Rows   *int64 `json:"rows,omitempty"` // data rows, for tabular files and raw pages
 }
 
-// breakColumns is the fixed column order of breaks.csv.
-var breakColumns = []string{"break_id", "rule_id", "severity", "status", "event_date", "payment_id",
-	"end_to_end_id", "account", "currency", "expected", "actual", "difference", "detail",
-	"left_source", "right_source", "first_seen_run", "age_days"}
+// Report files of a run. BreakFiles depend only on the run's inputs and are
+// byte-identical when the run is replayed; the summaries also carry run
+// metadata and the run ledger's history.
+const (
+	BreaksCSV     = "breaks.csv"
+	BreaksParquet = "breaks.parquet"
+	ChangesCSV    = "changes.csv"
+	SummaryJSON   = "summary.json"
+	SummaryHTML   = "summary.html"
+)
 
-// RunBreaksQuery selects the breaks a run reports: those of days in its
-// window that are open, or that it resolved.
-const RunBreaksQuery = `SELECT break_id, rule_id, severity, status, strftime(event_date, '%Y-%m-%d'), payment_id,
-	end_to_end_id, account, currency, CAST(expected AS VARCHAR), CAST(actual AS VARCHAR), CAST(difference AS VARCHAR),
-	detail, left_source, right_source, first_seen_run, CAST(age_days AS VARCHAR)
+// BreakFiles are the files replay recomputes and compares.
+var BreakFiles = []string{BreaksCSV, BreaksParquet, ChangesCSV}
+
+// amountColumns are printed in their shortest exact decimal form in CSV files.
+var amountColumns = map[string]bool{"expected": true, "actual": true, "difference": true, "previous_difference": true,
+	"difference_a": true, "difference_b": true}
+
+// runBreaksTable holds the breaks a run reports: those of days in its window
+// that are open, or that it resolved; fixed column order.
+const runBreaksTable = `CREATE OR REPLACE TEMP TABLE run_breaks AS
+	SELECT break_id, rule_id, severity, status, event_date, payment_id, end_to_end_id, account, currency,
+		expected, actual, difference, detail, left_source, right_source, first_seen_run, age_days
 	FROM breaks
-	WHERE event_date BETWEEN $from AND $to AND (status <> 'resolved' OR resolved_run = $run_id)
-	ORDER BY rule_id, break_id`
+	WHERE event_date BETWEEN $from AND $to AND (status <> 'resolved' OR resolved_run = $run_id)`
 
-// WriteReports writes breaks.csv and summary.json for the run into dir.
-func WriteReports(ctx context.Context, db *sql.DB, run RunInfo, dir string) ([]File, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	n, err := writeBreaksCSV(ctx, db, run, filepath.Join(dir, "breaks.csv"))
+// changesQuery compares each break of the window before the run (the state
+// archived under inputs/state) with after it.
+const changesQuery = `WITH before AS (SELECT * FROM read_parquet($state)),
+	classified AS (
+		SELECT CASE
+				WHEN b.break_id IS NOT NULL AND b.status <> 'resolved' AND a.status = 'resolved' THEN 'resolved'
+				WHEN b.break_id IS NOT NULL AND b.status <> 'resolved' THEN 'persisting'
+				WHEN a.status <> 'resolved' THEN 'new'
+			END AS change,
+			a.*, b.status AS previous_status, b.difference AS previous_difference, b.last_seen_run AS previous_run
+		FROM breaks a LEFT JOIN before b USING (break_id)
+		WHERE a.event_date BETWEEN $from AND $to)
+	SELECT change, break_id, rule_id, severity, strftime(event_date, '%Y-%m-%d') AS event_date, payment_id,
+		account, currency, previous_status, status, CAST(previous_difference AS VARCHAR) AS previous_difference,
+		CAST(difference AS VARCHAR) AS difference, previous_run, detail
+	FROM classified
+	WHERE change IS NOT NULL
+	ORDER BY CASE change WHEN 'new' THEN 1 WHEN 'resolved' THEN 2 ELSE 3 END, rule_id, break_id`
+
+// WriteReports writes the run's reports into dir: breaks.csv, breaks.parquet,
+// changes.csv, summary.json and summary.html. The warehouse state the run
+// started from must be under dir (SaveInputs). It returns the summary.
+func WriteReports(ctx context.Context, db *sql.DB, run RunInfo, dir string) (Summary, error) {
+	s, err := writeReports(ctx, db, run, dir)
 	if err != nil {
-		return nil, fmt.Errorf("write breaks.csv: %w", err)
+		return s, fmt.Errorf("reports of %s: %w", run.ID, err)
 	}
-	if err := writeSummary(ctx, db, run, filepath.Join(dir, "summary.json")); err != nil {
-		return nil, fmt.Errorf("write summary.json: %w", err)
-	}
-	csvFile, err := describe(dir, "breaks.csv")
-	if err != nil {
-		return nil, err
-	}
-	csvFile.Rows = &n
-	sumFile, err := describe(dir, "summary.json")
-	if err != nil {
-		return nil, err
-	}
-	return []File{csvFile, sumFile}, nil
+	return s, nil
 }
 
-func runArgs(run RunInfo) []any {
-	return []any{sql.Named("from", run.Window.From), sql.Named("to", run.Window.To), sql.Named("run_id", run.ID)}
-}
-
-func writeBreaksCSV(ctx context.Context, db *sql.DB, run RunInfo, path string) (int64, error) {
-	rows, err := db.QueryContext(ctx, RunBreaksQuery, runArgs(run)...)
+func writeReports(ctx context.Context, db *sql.DB, run RunInfo, dir string) (Summary, error) {
+	var s Summary
+	conn, err := db.Conn(ctx)
 	if err != nil {
-		return 0, err
+		return s, err
 	}
-	defer rows.Close()
-	f, err := os.Create(path)
+	defer conn.Close()
+	args := []any{sql.Named("from", run.Window.From), sql.Named("to", run.Window.To), sql.Named("run_id", run.ID)}
+	if _, err := conn.ExecContext(ctx, runBreaksTable, args...); err != nil {
+		return s, fmt.Errorf("select the run's breaks: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS run_breaks`)
+	if _, err := writeCSV(ctx, conn, filepath.Join(dir, BreaksCSV), amountColumns,
+		`SELECT * REPLACE (strftime(event_date, '%Y-%m-%d') AS event_date, CAST(expected AS VARCHAR) AS expected,
+			CAST(actual AS VARCHAR) AS actual, CAST(difference AS VARCHAR) AS difference)
+		FROM run_breaks ORDER BY rule_id, break_id`); err != nil {
+		return s, fmt.Errorf("write %s: %w", BreaksCSV, err)
+	}
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * FROM run_breaks ORDER BY rule_id, break_id)
+		TO %s (FORMAT parquet, COMPRESSION zstd)`, sqlString(filepath.Join(dir, BreaksParquet)))); err != nil {
+		return s, fmt.Errorf("write %s: %w", BreaksParquet, err)
+	}
+	state := filepath.Join(dir, StateDir, "breaks.parquet")
+	if _, err := writeCSV(ctx, conn, filepath.Join(dir, ChangesCSV), amountColumns, changesQuery,
+		append(args, sql.Named("state", state))...); err != nil {
+		return s, fmt.Errorf("write %s: %w", ChangesCSV, err)
+	}
+	s, err = summarise(ctx, conn, run)
 	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	w := csv.NewWriter(f)
-	if err := w.Write(breakColumns); err != nil {
-		return 0, err
-	}
-	vals := make([]sql.NullString, len(breakColumns))
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	rec := make([]string, len(vals))
-	var n int64
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return n, err
-		}
-		for i, v := range vals {
-			rec[i] = v.String
-		}
-		for _, i := range []int{9, 10, 11} { // amounts: shortest exact text
-			if rec[i] != "" {
-				rec[i] = decimal.RequireFromString(rec[i]).String()
-			}
-		}
-		if err := w.Write(rec); err != nil {
-			return n, err
-		}
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		return n, err
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return n, err
-	}
-	return n, f.Close()
-}
-
-// Summary is summary.json.
-type Summary struct {
-	Run      RunInfo                     `json:"run"`
-	Breaks   int64                       `json:"breaks"`
-	ByRule   map[string]map[string]int64 `json:"by_rule"` // rule -> status -> count
-	BySev    map[string]int64            `json:"open_by_severity"`
-	Resolved int64                       `json:"resolved"`
-}
-
-func writeSummary(ctx context.Context, db *sql.DB, run RunInfo, path string) error {
-	s := Summary{Run: run, ByRule: map[string]map[string]int64{}, BySev: map[string]int64{}}
-	rows, err := db.QueryContext(ctx, `SELECT rule_id, severity, status, count(*) FROM (`+RunBreaksQuery+`)
-		t(break_id, rule_id, severity, status) GROUP BY ALL ORDER BY ALL`, runArgs(run)...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var rule, sev, status string
-		var n int64
-		if err := rows.Scan(&rule, &sev, &status, &n); err != nil {
-			return err
-		}
-		if s.ByRule[rule] == nil {
-			s.ByRule[rule] = map[string]int64{}
-		}
-		s.ByRule[rule][status] += n
-		s.Breaks += n
-		if status == "resolved" {
-			s.Resolved += n
-		} else {
-			s.BySev[sev] += n
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
+		return s, fmt.Errorf("summarise: %w", err)
 	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
+		return s, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, SummaryJSON), append(b, '\n'), 0o644); err != nil {
+		return s, fmt.Errorf("write %s: %w", SummaryJSON, err)
+	}
+	if err := writeHTML(ctx, conn, s, filepath.Join(dir, SummaryHTML)); err != nil {
+		return s, fmt.Errorf("write %s: %w", SummaryHTML, err)
+	}
+	return s, nil
+}
+
+// ReadSummary reads summary.json from a run folder.
+func ReadSummary(dir string) (Summary, error) {
+	var s Summary
+	b, err := os.ReadFile(filepath.Join(dir, SummaryJSON))
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("read %s: %w", filepath.Join(dir, SummaryJSON), err)
+	}
+	return s, nil
+}
+
+// Counts counts breaks by status; Open is New + Persisting.
+type Counts struct {
+	Open       int64 `json:"open"`
+	New        int64 `json:"new"`
+	Persisting int64 `json:"persisting"`
+	Resolved   int64 `json:"resolved"`
+}
+
+func (c *Counts) add(status string, n int64) {
+	switch status {
+	case "new":
+		c.New += n
+	case "persisting":
+		c.Persisting += n
+	case "resolved":
+		c.Resolved += n
+	}
+	c.Open = c.New + c.Persisting
+}
+
+// RuleCounts are the breaks one rule reported.
+type RuleCounts struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Counts
+}
+
+// CurrencyTotal sums the differences of the open breaks in one currency.
+type CurrencyTotal struct {
+	Currency      string `json:"currency"`
+	Open          int64  `json:"open"`
+	NetDifference string `json:"net_difference"`
+	AbsDifference string `json:"abs_difference"`
+}
+
+// Bucket counts open breaks by days from their event day to the run's as-of.
+type Bucket struct {
+	Label   string `json:"label"`
+	MinDays int    `json:"min_days"`
+	MaxDays *int   `json:"max_days"` // inclusive; null for the last bucket
+	Open    int64  `json:"open"`
+}
+
+// Quarantine counts the rows this run's loads set aside.
+type Quarantine struct {
+	Rows     int64            `json:"rows"`
+	BySource map[string]int64 `json:"by_source"`
+}
+
+// Summary is summary.json: what the run reported, counted.
+type Summary struct {
+	Run        RunInfo           `json:"run"`
+	Breaks     Counts            `json:"breaks"`
+	ByRule     []RuleCounts      `json:"by_rule"`
+	BySeverity map[string]Counts `json:"by_severity"`
+	Currencies []CurrencyTotal   `json:"totals_by_currency"`
+	Ageing     []Bucket          `json:"ageing"`
+	Quarantine Quarantine        `json:"quarantine"`
+}
+
+// ageing are the buckets of days outstanding, as [min, max] days.
+var ageing = []struct {
+	label    string
+	min, max int // max -1: no upper bound
+}{{"0-1 days", 0, 1}, {"2-3 days", 2, 3}, {"4-7 days", 4, 7}, {"8-30 days", 8, 30}, {"over 30 days", 31, -1}}
+
+func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error) {
+	s := Summary{Run: run.normalised(), ByRule: []RuleCounts{}, BySeverity: map[string]Counts{}, Currencies: []CurrencyTotal{},
+		Quarantine: Quarantine{BySource: map[string]int64{}}}
+	byRule := map[string]*RuleCounts{}
+	for _, r := range run.Rules {
+		byRule[r.ID] = &RuleCounts{Rule: r.ID, Severity: r.Severity}
+	}
+	err := query(ctx, conn, `SELECT rule_id, severity, status, count(*) FROM run_breaks GROUP BY ALL ORDER BY ALL`, nil,
+		func(rows *sql.Rows) error {
+			var rule, sev, status string
+			var n int64
+			if err := rows.Scan(&rule, &sev, &status, &n); err != nil {
+				return err
+			}
+			if byRule[rule] == nil { // a rule no longer in the catalogue
+				byRule[rule] = &RuleCounts{Rule: rule, Severity: sev}
+			}
+			byRule[rule].add(status, n)
+			c := s.BySeverity[sev]
+			c.add(status, n)
+			s.BySeverity[sev] = c
+			s.Breaks.add(status, n)
+			return nil
+		})
+	if err != nil {
+		return s, err
+	}
+	for _, id := range slices.Sorted(maps.Keys(byRule)) {
+		s.ByRule = append(s.ByRule, *byRule[id])
+	}
+	err = query(ctx, conn, `SELECT coalesce(currency, ''), count(*), CAST(sum(difference) AS VARCHAR),
+			CAST(sum(abs(difference)) AS VARCHAR)
+		FROM run_breaks WHERE status <> 'resolved' GROUP BY ALL ORDER BY 1`, nil,
+		func(rows *sql.Rows) error {
+			var c CurrencyTotal
+			var net, abs sql.NullString
+			if err := rows.Scan(&c.Currency, &c.Open, &net, &abs); err != nil {
+				return err
+			}
+			c.NetDifference, c.AbsDifference = decimalText(net), decimalText(abs)
+			s.Currencies = append(s.Currencies, c)
+			return nil
+		})
+	if err != nil {
+		return s, err
+	}
+	for _, b := range ageing {
+		bk := Bucket{Label: b.label, MinDays: b.min}
+		if b.max >= 0 {
+			bk.MaxDays = &b.max
+		}
+		s.Ageing = append(s.Ageing, bk)
+	}
+	err = query(ctx, conn, `SELECT date_diff('day', event_date, CAST($as_of AS DATE)) AS days, count(*)
+		FROM run_breaks WHERE status <> 'resolved' GROUP BY ALL`, []any{sql.Named("as_of", run.AsOf.UTC().Format(extract.DateLayout))},
+		func(rows *sql.Rows) error {
+			var days int
+			var n int64
+			if err := rows.Scan(&days, &n); err != nil {
+				return err
+			}
+			for i, b := range ageing {
+				if days <= b.max || b.max < 0 {
+					s.Ageing[i].Open += n
+					break
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		return s, err
+	}
+	err = query(ctx, conn, `SELECT source, count(*) FROM quarantine WHERE run_id = $run_id GROUP BY ALL`,
+		[]any{sql.Named("run_id", run.ID)}, func(rows *sql.Rows) error {
+			var src string
+			var n int64
+			if err := rows.Scan(&src, &n); err != nil {
+				return err
+			}
+			s.Quarantine.BySource[src] = n
+			s.Quarantine.Rows += n
+			return nil
+		})
+	return s, err
+}
+
+// querier is a *sql.DB or *sql.Conn.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// query runs q and calls fn for each row.
+func query(ctx context.Context, db querier, q string, args []any, fn func(*sql.Rows) error) error {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// decimalText prints a DECIMAL's text in its shortest exact form ("0" for null).
+func decimalText(s sql.NullString) string {
+	if !s.Valid {
+		return "0"
+	}
+	return decimal.RequireFromString(s.String).String()
+}
+
+// sqlString quotes s as a SQL string literal.
+func sqlString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
 // describe returns the size and sha256 of dir/rel.

@@ -4,6 +4,8 @@ package output
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +17,12 @@ import (
 
 // Store is where runs are archived. Keys are slash-separated paths.
 type Store interface {
-	// Put writes the object at key; a reader never sees a partial object.
-	Put(ctx context.Context, key string, r io.Reader) error
+	// Put writes the object at key from r, which holds size bytes with the
+	// hex sha256 sum; the store refuses content that does not match, and a
+	// reader never sees a partial object.
+	Put(ctx context.Context, key string, r io.Reader, size int64, sum string) error
+	// Has reports whether key already holds an object of that size and sha256.
+	Has(ctx context.Context, key string, size int64, sum string) (bool, error)
 	// Get opens the object at key; a missing key gives an error wrapping fs.ErrNotExist.
 	Get(ctx context.Context, key string) (io.ReadCloser, error)
 	// List returns the keys under prefix, sorted.
@@ -26,9 +32,9 @@ type Store interface {
 }
 
 // OpenStore returns the store for an archive URL: s3://bucket/prefix or a local folder.
-func OpenStore(ctx context.Context, url string) (Store, error) {
+func OpenStore(ctx context.Context, url string, opts S3Options) (Store, error) {
 	if strings.HasPrefix(url, "s3://") {
-		return nil, fmt.Errorf("archive %s: S3 is not supported yet", url)
+		return NewS3Store(ctx, url, opts)
 	}
 	if url == "" {
 		return nil, errors.New("archive URL is empty")
@@ -60,8 +66,8 @@ func (s *DirStore) path(key string) (string, error) {
 	return filepath.Join(s.root, clean), nil
 }
 
-// Put writes key atomically.
-func (s *DirStore) Put(ctx context.Context, key string, r io.Reader) error {
+// Put writes key atomically, after checking size and sha256.
+func (s *DirStore) Put(ctx context.Context, key string, r io.Reader, size int64, sum string) error {
 	p, err := s.path(key)
 	if err != nil {
 		return err
@@ -74,9 +80,15 @@ func (s *DirStore) Put(ctx context.Context, key string, r io.Reader) error {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, ctxReader{ctx, r}); err != nil {
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), ctxReader{ctx, r})
+	if err != nil {
 		tmp.Close()
 		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); n != size || got != sum {
+		tmp.Close()
+		return fmt.Errorf("put %s: content has %d bytes, sha256 %s; want %d bytes, %s", key, n, got, size, sum)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
@@ -89,6 +101,26 @@ func (s *DirStore) Put(ctx context.Context, key string, r io.Reader) error {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
 	return nil
+}
+
+// Has hashes the file at key, if there is one.
+func (s *DirStore) Has(_ context.Context, key string, size int64, sum string) (bool, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return false, err
+	}
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil || st.Size() != size {
+		return false, err
+	}
+	f, err := describe(filepath.Dir(p), filepath.Base(p))
+	if err != nil {
+		return false, err
+	}
+	return f.SHA256 == sum, nil
 }
 
 // Get opens key.

@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/output"
 )
 
 // Config is everything a run needs, decoded once by the CLI.
 type Config struct {
 	DB         string // published DuckDB file
 	ArchiveURL string // local folder or s3://bucket/prefix
+	S3         output.S3Options
 	WorkDir    string // where runs are prepared before they are archived
 	Accounts   []string
 	RulesDir   string            // optional folder of rules that add to or override the catalogue
@@ -53,6 +55,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("RECON_ACCOUNTS: %q is not account@address", a))
 		}
 	}
+	errs = append(errs, c.S3.Validate())
 	if f := strings.ToUpper(c.Format); f != extract.FormatCSV && f != extract.FormatJSON {
 		errs = append(errs, fmt.Errorf("report format %q is not CSV or JSON", c.Format))
 	}

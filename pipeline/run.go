@@ -66,7 +66,7 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	res := &Result{RunID: RunID(started), Window: w, Verdict: output.Complete, DB: cfg.DB}
 	log = log.With("run_id", res.RunID)
 	runDir := filepath.Join(cfg.WorkDir, res.RunID)
-	rawDir := filepath.Join(runDir, "inputs")
+	rawDir := filepath.Join(runDir, output.InputsDir)
 	if err := os.MkdirAll(rawDir, 0o755); err != nil {
 		return nil, fmt.Errorf("run folder: %w", err)
 	}
@@ -74,7 +74,7 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := output.OpenStore(ctx, cfg.ArchiveURL)
+	store, err := output.OpenStore(ctx, cfg.ArchiveURL, cfg.S3)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +122,10 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 			wh.Discard()
 		}
 	}()
+	// The state the run starts from and its rules are inputs, for replay.
+	if err := output.SaveInputs(ctx, wh.DB, runDir, catalogue); err != nil {
+		return res, err
+	}
 
 	// Load.
 	var loaded transform.Stats
@@ -161,29 +165,36 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}
 	info := output.RunInfo{
 		ID: res.RunID, Window: w, AsOf: started, StartedAt: started, Verdict: res.Verdict, Reasons: res.Reasons,
-		ToolVersion: cfg.Version, Rows: res.Loaded, Quarantined: res.Quarantined,
+		ToolVersion: cfg.Version, Accounts: cfg.Accounts, Params: cfg.Params, Rows: res.Loaded, Quarantined: res.Quarantined,
 	}
 	for _, r := range catalogue {
-		info.Rules = append(info.Rules, output.RuleRef{ID: r.ID, SHA256: r.SHA256})
+		info.Rules = append(info.Rules, output.RuleRef{ID: r.ID, Severity: r.Severity, SHA256: r.SHA256})
 	}
 
-	// Report and archive.
+	// Report and archive. A failed upload makes the run incomplete but still
+	// publishes the database: the reports are right, only their archived copy
+	// is missing, and the run folder stays in the work folder until
+	// ArchiveRun (recon archive --run) uploads it.
 	if err := timed("report", func() (int64, error) {
-		reports, err := output.WriteReports(ctx, wh.DB, info, runDir)
-		if err != nil {
-			return 0, err
-		}
-		rows := map[string]int64{}
-		for _, f := range reports {
-			if f.Rows != nil {
-				rows[f.Path] = *f.Rows
-			}
-		}
-		m, err := output.Archive(ctx, store, info, runDir, rows)
-		res.Archive = store.URL() + "/" + output.RunPrefix(res.RunID, started)
-		return int64(len(m.Files)), err
+		s, err := output.WriteReports(ctx, wh.DB, info, runDir)
+		return s.Breaks.Open + s.Breaks.Resolved, err
 	}); err != nil {
 		return res, err
+	}
+	archived := timed(archiveStage, func() (int64, error) {
+		m, err := output.Archive(ctx, store, info, runDir)
+		if err == nil {
+			log.Info("archived", "files", len(m.Files)+1, "bytes", m.Size())
+		}
+		return int64(len(m.Files)), err
+	})
+	if archived == nil {
+		res.Archive = store.URL() + "/" + output.RunPrefix(res.RunID, started)
+	} else {
+		log.Error("archive failed; the run folder is kept", "dir", runDir, "err", archived)
+		res.Verdict = output.Incomplete
+		res.Reasons = append(res.Reasons, archiveReason(res.RunID, archived))
+		info.Verdict, info.Reasons = res.Verdict, res.Reasons
 	}
 	if err := wh.DB.QueryRowContext(ctx, `SELECT count(*) FROM breaks WHERE status <> 'resolved'
 		AND event_date BETWEEN ? AND ?`, w.From, w.To).Scan(&res.Open); err != nil {
@@ -197,6 +208,9 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}
 	published = true
 	log.Info("run published", "verdict", res.Verdict, "open_breaks", res.Open, "db", cfg.DB, "archive", res.Archive)
+	if archived != nil {
+		return res, nil
+	}
 	if err := os.RemoveAll(runDir); err != nil {
 		log.Warn("could not remove the run folder", "dir", runDir, "err", err)
 	}

@@ -65,6 +65,9 @@ Configuration comes from flags, then RECON_* environment variables, then default
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &codeError{exitUsage, err} })
 	root.AddCommand(a.runCmd(), a.demoCmd(), a.sandboxCmd(), a.breaksCmd())
+	root.AddCommand(a.archiveCmd())
+	root.AddCommand(a.replayCmd())
+	root.AddCommand(a.diffCmd())
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK

@@ -48,6 +48,7 @@ type config struct {
 	*settings
 	db, archive, work, accounts, rulesDir, format                              *string
 	authURL, clientID, audience, reportingURL, serverURL, liquidationURL, auth *string
+	s3                                                                         *s3Settings
 }
 
 func newConfig() *config {
@@ -67,6 +68,7 @@ func newConfig() *config {
 		serverURL:      s.add("server-url", "RECON_SERVER_URL", "", "server API base URL, ending in /v4"),
 		liquidationURL: s.add("liquidation-url", "RECON_LIQUIDATION_URL", "", "liquidation service base URL"),
 		auth:           s.add("token-auth", "RECON_TOKEN_AUTH", "body", "how the client secret is sent: body (JSON) or basic (Authorization header)"),
+		s3:             newS3Settings(s),
 	}
 }
 
@@ -75,8 +77,12 @@ func (c *config) build(a *app) (pipeline.Config, error) {
 	if *c.auth != "body" && *c.auth != "basic" {
 		return pipeline.Config{}, usageErr("--token-auth must be body or basic, not %q", *c.auth)
 	}
+	s3, err := c.s3.options()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
 	cfg := pipeline.Config{
-		DB: *c.db, ArchiveURL: *c.archive, WorkDir: *c.work, Accounts: splitList(*c.accounts),
+		DB: *c.db, ArchiveURL: *c.archive, S3: s3, WorkDir: *c.work, Accounts: splitList(*c.accounts),
 		RulesDir: *c.rulesDir, Format: strings.ToUpper(*c.format), Version: version, Logger: a.log,
 		Extract: extract.Config{
 			AuthURL: *c.authURL, ClientID: *c.clientID, ClientSecret: extract.Secret(os.Getenv("RECON_CLIENT_SECRET")),

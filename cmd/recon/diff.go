@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"recon/output"
+	"recon/pipeline"
+)
+
+func (a *app) diffCmd() *cobra.Command {
+	st := newArchiveSettings()
+	var runs []string
+	var format string
+	cmd := &cobra.Command{
+		Use:   "diff --run A --run B",
+		Short: "List the breaks new, resolved or changed between two archived runs",
+		Long: `diff compares the breaks two archived runs reported, over the days both windows
+cover: new (open in B, not in A), resolved (open in A, not open in B) and changed (open
+in both with another severity, amount or detail). It reads breaks.parquet of each run,
+checked against its manifest.`,
+		Example: `  recon diff --run r-20261011T003000Z --run r-20261012T003000Z --archive s3://finance-recon/nightly
+  recon diff --run r-20261011T003000Z --run r-20261012T003000Z --format csv > diff.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(runs) != 2 {
+				return usageErr("give --run exactly twice: --run A --run B")
+			}
+			if format != "table" && format != "csv" {
+				return usageErr("--format must be table or csv, not %q", format)
+			}
+			store, err := st.store(cmd)
+			if err != nil {
+				return err
+			}
+			dir, err := os.MkdirTemp("", "recon-diff-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			db, err := pipeline.OpenDB("", false)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			d, err := output.Diff(cmd.Context(), db, store, runs[0], runs[1], dir)
+			if err != nil {
+				return err
+			}
+			if format == "csv" {
+				w := csv.NewWriter(a.stdout)
+				w.UseCRLF = true
+				w.Write(d.Columns)
+				for _, r := range d.Rows {
+					cells := make([]string, len(r))
+					for i, c := range r {
+						cells[i] = output.Neutralise(c)
+					}
+					w.Write(cells)
+				}
+				w.Flush()
+				return w.Error()
+			}
+			fmt.Fprintf(a.stdout, "A %s (%s)  B %s (%s)  compared over %s\n", runs[0], d.A.Run.Window, runs[1], d.B.Run.Window, d.Overlap)
+			fmt.Fprintf(a.stdout, "new %d, resolved %d, changed %d\n\n", d.Counts["new"], d.Counts["resolved"], d.Counts["changed"])
+			if len(d.Rows) == 0 {
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, strings.Join(d.Columns[:len(d.Columns)-1], "\t"))
+			for _, r := range d.Rows {
+				fmt.Fprintln(tw, strings.Join(r[:len(r)-1], "\t"))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringArrayVar(&runs, "run", nil, "run id; give it twice, the earlier run first")
+	cmd.Flags().StringVar(&format, "format", "table", "table or csv (with the detail column)")
+	st.register(cmd.Flags())
+	return cmd
+}

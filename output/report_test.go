@@ -1,0 +1,139 @@
+package output_test
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"recon/extract"
+	"recon/output"
+	"recon/pipeline"
+	reconsql "recon/sql"
+)
+
+func TestNeutralise(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"ACME202610010000001", "ACME202610010000001"},
+		{"=HYPERLINK(\"http://x\",\"y\")", "'=HYPERLINK(\"http://x\",\"y\")"},
+		{"+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"},
+		{"-2+3+cmd|' /C calc'!A0", "'-2+3+cmd|' /C calc'!A0"},
+		{"@SUM(1+1)", "'@SUM(1+1)"},
+		{"\t=1+1", "'\t=1+1"},
+		{"\r=1+1", "'\r=1+1"},
+		{"-", "'-"},
+		{"-1e3", "'-1e3"}, // a spreadsheet would compute it; not a plain decimal
+		// Plain decimals are numbers to a spreadsheet, never formulas: kept.
+		{"-12.50", "-12.50"},
+		{"-44377", "-44377"},
+		{"+5", "+5"},
+		{"0.000001", "0.000001"},
+	}
+	for _, tt := range tests {
+		if got := output.Neutralise(tt.in); got != tt.want {
+			t.Errorf("Neutralise(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// newDB returns a migrated DuckDB file in a temporary folder.
+func newDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := pipeline.OpenDB(filepath.Join(t.TempDir(), "t.duckdb"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := reconsql.Migrate(t.Context(), db); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// TestBreaksCSVNeutralisesFormulas writes breaks whose text fields came from
+// hostile report rows, and reads breaks.csv back as a spreadsheet would.
+func TestBreaksCSVNeutralisesFormulas(t *testing.T) {
+	db := newDB(t)
+	dir := t.TempDir()
+	if err := output.SaveInputs(t.Context(), db, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := extract.ParseWindow("2026-10-01", "2026-10-01")
+	asOf := time.Date(2026, 10, 3, 6, 0, 0, 0, time.UTC)
+	run := output.RunInfo{ID: "r-1", Window: w, AsOf: asOf, StartedAt: asOf, Verdict: output.Complete,
+		Rules: []output.RuleRef{{ID: "ops_missing_in_recon", Severity: "P2"}}}
+	insert := `INSERT INTO breaks (break_id, rule_id, severity, status, break_key, event_date, payment_id, end_to_end_id,
+		account, currency, expected, actual, difference, detail, left_source, first_seen_run, first_seen_at,
+		last_seen_run, age_days) VALUES (?, 'ops_missing_in_recon', 'P2', 'new', ?, DATE '2026-10-01', ?, ?, ?, 'USD',
+		?, NULL, ?, ?, 'PAYMENT_OPS r line 2', 'r-1', ?, 'r-1', 0)`
+	rows := []struct{ id, payment, e2e, account, expected, difference, detail string }{
+		{"b1", "p1", "=cmd|' /C calc'!A0", "acme@x", "12.50", "-12.50", "@SUM(1+1)*cmd|' /C calc'!A0"},
+		{"b2", "+1+1", "\t=1+1", "-2+3", "0.000001", "-0.000001", "line one\nline \"two\", with comma"},
+	}
+	for _, r := range rows {
+		if _, err := db.Exec(insert, r.id, r.id, r.payment, r.e2e, r.account, r.expected, r.difference, r.detail, asOf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := output.WriteReports(t.Context(), db, run, dir); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, output.BreaksCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RFC 4180: every line ends in CRLF.
+	if bytes.Count(raw, []byte("\n")) != bytes.Count(raw, []byte("\r\n")) {
+		t.Errorf("breaks.csv has bare LF line ends:\n%q", raw)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(raw)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want header and 2", len(recs))
+	}
+	col := map[string]int{}
+	for i, c := range recs[0] {
+		col[c] = i
+	}
+	want := []map[string]string{
+		{"payment_id": "p1", "end_to_end_id": "'=cmd|' /C calc'!A0", "account": "acme@x", "expected": "12.5",
+			"difference": "-12.5", "detail": "'@SUM(1+1)*cmd|' /C calc'!A0"},
+		{"payment_id": "'+1+1", "end_to_end_id": "'\t=1+1", "account": "'-2+3", "expected": "0.000001",
+			"difference": "-0.000001", "detail": "line one\nline \"two\", with comma"},
+	}
+	for i, w := range want {
+		for name, v := range w {
+			if got := recs[i+1][col[name]]; got != v {
+				t.Errorf("row %d %s = %q, want %q", i+1, name, got, v)
+			}
+		}
+	}
+	for _, rec := range recs[1:] {
+		for i, cell := range rec {
+			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) && output.Neutralise(cell) != cell {
+				t.Errorf("column %s: cell %q would run as a formula", recs[0][i], cell)
+			}
+		}
+	}
+	// changes.csv goes through the same writer.
+	changes, _ := os.ReadFile(filepath.Join(dir, output.ChangesCSV))
+	if !bytes.Contains(changes, []byte("'=cmd")) && !bytes.Contains(changes, []byte("'+1+1")) {
+		t.Errorf("changes.csv is not neutralised:\n%s", changes)
+	}
+	// The typed Parquet file keeps the values as they are.
+	var e2e, diff string
+	if err := db.QueryRow(`SELECT end_to_end_id, CAST(difference AS VARCHAR) FROM read_parquet(?) WHERE break_id = 'b1'`,
+		filepath.Join(dir, output.BreaksParquet)).Scan(&e2e, &diff); err != nil {
+		t.Fatal(err)
+	}
+	if e2e != "=cmd|' /C calc'!A0" || diff != "-12.500000000000" {
+		t.Errorf("parquet row b1: %q %q", e2e, diff)
+	}
+}

@@ -1,0 +1,130 @@
+package output
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+)
+
+// countRows returns the data rows a file holds: CSV records after the
+// header, Parquet rows, elements of a JSON array or of a page envelope's
+// item list (content, transactions.content, results). Other files, and CSV
+// files too malformed to count, have no row count (nil).
+func countRows(path string) (*int64, error) {
+	var n int64
+	var err error
+	switch filepath.Ext(path) {
+	case ".csv":
+		n, err = csvRows(path)
+		if errors.Is(err, errUncountable) {
+			return nil, nil
+		}
+	case ".parquet":
+		n, err = parquetRows(path)
+	case ".json":
+		var ok bool
+		n, ok, err = jsonRows(path)
+		if !ok && err == nil {
+			return nil, nil
+		}
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+var errUncountable = errors.New("not countable")
+
+func csvRows(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r := csv.NewReader(bufio.NewReader(f))
+	r.FieldsPerRecord, r.LazyQuotes, r.ReuseRecord = -1, true, true
+	var n int64
+	for {
+		_, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return 0, errUncountable
+		}
+		if err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return max(n-1, 0), nil
+}
+
+func parquetRows(path string) (int64, error) {
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return r.NumRows(), nil
+}
+
+// jsonRows counts a top-level array's elements as it streams, or the items
+// of a page envelope; ok is false for any other JSON document.
+func jsonRows(path string) (n int64, ok bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReader(f))
+	tok, err := dec.Token()
+	if err != nil {
+		return 0, false, nil // empty or not JSON: not a table
+	}
+	switch tok {
+	case json.Delim('['):
+		for dec.More() {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return 0, false, nil
+			}
+			n++
+		}
+		return n, true, nil
+	case json.Delim('{'):
+		var page struct {
+			Content      []json.RawMessage `json:"content"`
+			Results      []json.RawMessage `json:"results"`
+			Transactions *struct {
+				Content []json.RawMessage `json:"content"`
+			} `json:"transactions"`
+		}
+		// Re-read from the start: pages are small.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return 0, false, err
+		}
+		if err := json.NewDecoder(f).Decode(&page); err != nil {
+			return 0, false, nil
+		}
+		switch {
+		case page.Content != nil:
+			return int64(len(page.Content)), true, nil
+		case page.Results != nil:
+			return int64(len(page.Results)), true, nil
+		case page.Transactions != nil && page.Transactions.Content != nil:
+			return int64(len(page.Transactions.Content)), true, nil
+		}
+	}
+	return 0, false, nil
+}
