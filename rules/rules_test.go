@@ -56,7 +56,7 @@ func TestParseParams(t *testing.T) {
 
 func TestLoadOverridesAndDuplicates(t *testing.T) {
 	over := fstest.MapFS{"ops_missing_in_recon.sql": {Data: []byte("-- id: ops_missing_in_recon\n-- severity: P4\n-- description: local\nSELECT 1 AS break_key\n")}}
-	rs, err := Load(Builtin, over)
+	rs, err := Load(Builtin, Dir{Name: "local", FS: over})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestLoadOverridesAndDuplicates(t *testing.T) {
 		"y.sql": {Data: []byte("-- id: x\n-- severity: P4\n-- description: d\nSELECT 1\n")},
 	}
 	// Ids match file names, so a second rule with one id fails on its name.
-	if _, err := Load(dup); err == nil || !strings.Contains(err.Error(), `y.sql:1: id "x" must match the file name`) {
+	if _, err := Load(Dir{Name: "d", FS: dup}); err == nil || !strings.Contains(err.Error(), `d/y.sql:1: id "x" must match the file name`) {
 		t.Fatalf("Load(dup) error = %v", err)
 	}
 }
