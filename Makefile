@@ -18,7 +18,7 @@ test: vet
 	$(GO) test -tags $(TAGS) $(TESTFLAGS) $(PKGS)
 
 update-golden:
-	$(GO) test -tags $(TAGS) -count=1 ./transform/ -run Golden -update
+	$(GO) test -tags $(TAGS) -count=1 ./transform/ ./rules/ -run Golden -update
 
 fmt:
 	gofmt -w .

@@ -20,8 +20,8 @@ type Result struct {
 	Window      extract.Window
 	Verdict     string   // output.Complete or output.Incomplete
 	Reasons     []string // why incomplete
-	Found       map[string]int64 // breaks found by each rule
-	Pending     int64            // unmatched items still inside their grace period
+	Found       map[string]int64
+	Pending     int64 // unmatched items still inside their grace period
 	Open        int64
 	Resolved    int64
 	Loaded      map[string]int64

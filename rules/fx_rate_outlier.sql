@@ -23,7 +23,7 @@ SELECT
     received_amount AS actual,
     'received ' || amount_text(received_amount) || ' ' || received_currency || ' for ' || amount_text(sent_amount) || ' '
         || sent_currency || '; at fx_spot_rate ' || amount_text(fx_spot_rate) || ' that is ' || amount_text(at_spot)
-        || ', ' || round(CAST(abs(received_amount - at_spot) * 10000 AS DOUBLE) / CAST(at_spot AS DOUBLE), 1)
+        || ', ' || round(CAST(abs(received_amount - at_spot) * 10000 AS DOUBLE) / CAST(at_spot AS DOUBLE), 2)
         || ' bps off' AS detail, -- the bps figure is text for people; the test below is exact
     'PAYMENT_OPS report ' || report_id || ' line ' || source_line AS left_source
 FROM quoted

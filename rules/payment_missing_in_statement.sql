@@ -29,7 +29,8 @@ SELECT
     s.change AS expected,
     'no statement entry of the ' || s.payment_state || ' payment on the ' || s.side || '''s account ' || s.account AS detail,
     'PAYMENT_OPS report ' || s.report_id || ' line ' || s.source_line AS left_source,
-    (SELECT 'no entry in statement ' || arg_max(st.start_datetime || '..' || st.end_datetime || ' (' || st.source_file || ')', st.end_datetime)
+    (SELECT 'no entry in statement ' || arg_max(strftime(st.start_datetime, '%Y-%m-%dT%H:%M:%SZ') || '..'
+         || strftime(st.end_datetime, '%Y-%m-%dT%H:%M:%SZ') || ' (' || st.source_file || ')', st.end_datetime)
      FROM statements st
      WHERE st.account = s.account AND s.settled_at >= st.start_datetime AND s.settled_at < st.end_datetime) AS right_source
 FROM sides s

@@ -241,9 +241,7 @@ func checkUses(r *Rule, fail func(int, string, ...any)) {
 	}
 	used := map[string]bool{}
 	for i, l := range strings.Split(r.SQL, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "--") {
-			continue
-		}
+		l = code(l)
 		casts := map[int]string{} // offset of the $ -> cast type
 		for _, m := range castUse.FindAllStringSubmatchIndex(l, -1) {
 			casts[m[2]-1] = strings.ToUpper(strings.Join(strings.Fields(l[m[4]:m[5]]), ""))
@@ -270,6 +268,20 @@ func checkUses(r *Rule, fail func(int, string, ...any)) {
 			fail(p.Line, "param %q is declared but never used", p.Name)
 		}
 	}
+}
+
+// code returns a line of SQL without its trailing -- comment; string literals stay.
+func code(line string) string {
+	quoted := false
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == '\'':
+			quoted = !quoted // '' inside a literal toggles twice
+		case !quoted && strings.HasPrefix(line[i:], "--"):
+			return line[:i]
+		}
+	}
+	return line
 }
 
 // Param returns the rule's parameter of that name.

@@ -225,8 +225,8 @@ func checkReads(r Rule, known map[string]bool) []error {
 	}
 	named := map[string]bool{}
 	for i, l := range strings.Split(r.SQL, "\n") {
-		if code, _, _ := strings.Cut(literal.ReplaceAllString(l, "''"), "--"); code != "" {
-			for _, w := range word.FindAllString(code, -1) {
+		if c := literal.ReplaceAllString(code(l), "''"); c != "" {
+			for _, w := range word.FindAllString(c, -1) {
 				if known[w] && !slices.Contains(r.Reads, w) && !named[w] {
 					named[w] = true
 					errs = append(errs, fmt.Errorf("%s:%d: reads table %q without declaring it (add it to -- reads:)", r.File, i+1, w))
@@ -292,9 +292,10 @@ func (p plan) apply(ctx context.Context, conn *sql.Conn, run Run) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if _, err := conn.ExecContext(ctx, `UPDATE found SET severity = $severity WHERE rule_id = $rule_id AND severity IS NULL`,
-		sql.Named("severity", r.Severity), sql.Named("rule_id", r.ID)); err != nil {
-		return fmt.Errorf("rule %s: severity: %w", r.ID, err)
+	if _, err := conn.ExecContext(ctx, `UPDATE found SET severity = coalesce(severity, $severity),
+			difference = coalesce(difference, coalesce(actual, 0) - coalesce(expected, 0))
+		WHERE rule_id = $rule_id`, sql.Named("severity", r.Severity), sql.Named("rule_id", r.ID)); err != nil {
+		return fmt.Errorf("rule %s: defaults: %w", r.ID, err)
 	}
 	return nil
 }
@@ -333,7 +334,7 @@ func merge(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) (int64, e
 		{"merge breaks", `INSERT INTO breaks BY NAME
 			SELECT break_id, rule_id, severity, severity AS base_severity, 'new' AS status, break_key,
 				CAST(event_at AS DATE) AS event_date, payment_id, end_to_end_id, account, currency, expected, actual,
-				coalesce(difference, coalesce(actual, 0) - coalesce(expected, 0)) AS difference, detail,
+				difference, detail,
 				left_source, right_source, $run_id AS first_seen_run, $as_of AS first_seen_at, $run_id AS last_seen_run,
 				NULL AS resolved_run, 0 AS age_days, '0-1' AS ageing_bucket
 			FROM found WHERE due_at IS NULL OR due_at <= $as_of
