@@ -38,6 +38,12 @@ func newEnv(t *testing.T, days int) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newEnvFor(t, sb)
+}
+
+// newEnvFor serves sb on loopback; the run's clock starts at now and ticks a second per reading.
+func newEnvFor(t testing.TB, sb *sandbox.Sandbox) *env {
+	t.Helper()
 	srv := httptest.NewServer(sb.Handler())
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -65,12 +71,12 @@ func (e *env) run(t *testing.T, w extract.Window) *pipeline.Result {
 
 type key struct{ Rule, Payment, Account string }
 
-func openBreaks(t *testing.T, dbPath string) []key {
+func openBreaks(t testing.TB, dbPath string) []key {
 	t.Helper()
 	return keys(t, dbPath, `SELECT rule_id, coalesce(payment_id, ''), coalesce(account, '') FROM breaks WHERE status <> 'resolved'`)
 }
 
-func keys(t *testing.T, dbPath, query string) []key {
+func keys(t testing.TB, dbPath, query string) []key {
 	t.Helper()
 	db := openRO(t, dbPath)
 	rows, err := db.Query(query)
@@ -103,7 +109,7 @@ func sortKeys(ks []key) []key {
 	return ks
 }
 
-func openRO(t *testing.T, path string) *sql.DB {
+func openRO(t testing.TB, path string) *sql.DB {
 	t.Helper()
 	db, err := pipeline.OpenDB(path, true)
 	if err != nil {

@@ -118,35 +118,42 @@ func Apply(ctx context.Context, db *sql.DB, rules []Rule, run Run) (Result, erro
 		WHERE h.rule_id = f.rule_id AND CAST(f.event_at AS DATE) BETWEEN h.day_from AND h.day_to)`); err != nil {
 		return res, fmt.Errorf("drop held breaks: %w", err)
 	}
-	rows, err := conn.QueryContext(ctx, `SELECT rule_id, due_at > $as_of, count(*) FROM found GROUP BY ALL`, sql.Named("as_of", run.AsOf))
-	if err != nil {
-		return res, fmt.Errorf("count breaks: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var pending sql.NullBool
-		var n int64
-		if err := rows.Scan(&id, &pending, &n); err != nil {
-			return res, err
-		}
-		if pending.Bool {
-			res.Pending[id] += n
-		} else {
-			res.Found[id] += n
-		}
-	}
-	if err := rows.Err(); err != nil {
+	if err := count(ctx, conn, run, &res); err != nil {
 		return res, err
 	}
 	res.Resolved, err = merge(ctx, conn, rules, run)
 	return res, err
 }
 
+// count fills res.Found and res.Pending from found.
+func count(ctx context.Context, conn *sql.Conn, run Run, res *Result) error {
+	rows, err := conn.QueryContext(ctx, `SELECT rule_id, coalesce(due_at > $as_of, false), count(*) FROM found GROUP BY ALL`,
+		sql.Named("as_of", run.AsOf))
+	if err != nil {
+		return fmt.Errorf("count breaks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var pending bool
+		var n int64
+		if err := rows.Scan(&id, &pending, &n); err != nil {
+			return err
+		}
+		if pending {
+			res.Pending[id] += n
+		} else {
+			res.Found[id] += n
+		}
+	}
+	return rows.Err()
+}
+
 // plan is a checked rule with its bound arguments.
 type plan struct {
 	rule  Rule
-	args  []any
+	bound []any // the names the runner binds, and rule_id
+	args  []any // bound, then the rule's parameters
 	holds []Hold
 }
 
@@ -181,10 +188,11 @@ func check(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) ([]plan, 
 	overrides := maps.Clone(run.Params)
 	plans := make([]plan, 0, len(rules))
 	for _, r := range rules {
-		p := plan{rule: r, args: []any{
+		p := plan{rule: r, bound: []any{
 			sql.Named("window_start", run.Window.Start()), sql.Named("window_end", run.Window.End()),
 			sql.Named("as_of", run.AsOf), sql.Named("run_id", run.ID), sql.Named("rule_id", r.ID),
 		}}
+		p.args = slices.Clone(p.bound)
 		for _, prm := range r.Params {
 			v := prm.Default
 			if o, ok := overrides[r.ID+"."+prm.Name]; ok {
@@ -277,7 +285,7 @@ func (p plan) apply(ctx context.Context, conn *sql.Conn, run Run) error {
 			count(break_key) - count(DISTINCT break_key),
 			count(*) FILTER (WHERE event_at IS NULL OR event_at < $window_start OR event_at >= $window_end),
 			count(*) FILTER (WHERE severity NOT IN ('P1', 'P2', 'P3', 'P4'))
-		FROM found WHERE rule_id = $rule_id`, p.args[:5]...).Scan(&noKey, &dupKey, &outside, &badSev); err != nil {
+		FROM found WHERE rule_id = $rule_id`, p.bound...).Scan(&noKey, &dupKey, &outside, &badSev); err != nil {
 		return fmt.Errorf("rule %s: check rows: %w", r.ID, err)
 	}
 	var errs []error
