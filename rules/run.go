@@ -199,8 +199,12 @@ func check(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) ([]plan, 
 				v = o
 				delete(overrides, r.ID+"."+prm.Name)
 			}
+			if !slices.Contains(ParamTypes, prm.Type) {
+				errs = append(errs, fmt.Errorf("%s: param %s: type %q is not one of %v", r.File, prm.Name, prm.Type, ParamTypes))
+				continue
+			}
 			var ok bool
-			// The type comes from the whitelist ParamTypes; the value is bound.
+			// The type comes from the list ParamTypes; the value is bound.
 			if err := conn.QueryRowContext(ctx, `SELECT TRY_CAST(CAST($v AS VARCHAR) AS `+prm.Type+`) IS NOT NULL`,
 				sql.Named("v", v)).Scan(&ok); err != nil || !ok {
 				errs = append(errs, fmt.Errorf("%s: param %s = %q is not a %s", r.File, prm.Name, v, prm.Type))

@@ -277,6 +277,7 @@ func TestApplyValidatesBeforeRunning(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			db := newDB(t)
 			fixture(t, db, map[string]string{"payment_ops": lifecycleOps})
 			_, err := rules.Apply(t.Context(), db, append(builtin(t), tt.extra...), rules.Run{ID: "r1",
