@@ -239,7 +239,7 @@ func checkReads(r Rule, known map[string]bool) []error {
 	for i, l := range strings.Split(r.SQL, "\n") {
 		if c := literal.ReplaceAllString(code(l), "''"); c != "" {
 			for _, w := range word.FindAllString(c, -1) {
-				if known[w] && !slices.Contains(r.Reads, w) && !named[w] {
+				if w = strings.ToLower(w); known[w] && !slices.Contains(r.Reads, w) && !named[w] {
 					named[w] = true
 					errs = append(errs, fmt.Errorf("%s:%d: reads table %q without declaring it (add it to -- reads:)", r.File, i+1, w))
 				}

@@ -25,7 +25,7 @@ type Config struct {
 	Start          time.Time        // first generated day (truncated to its UTC midnight)
 	Days           int              // number of generated days (at least 1)
 	PaymentsPerDay int              // default 40
-	Now            func() time.Time // clock for token expiry, the 9-month rule and scheduled reports; default time.Now
+	Now            func() time.Time // clock for token expiry, the 9-month rule, scheduled reports and (read in New) the truth's as-of; default time.Now
 	PendingPolls   int              // GETs of a report that still answer PENDING (default 2; negative: ready at once)
 	TokenTTL       time.Duration    // default 1h
 	BreaksPerDay   int              // injected breaks of each rule kind per day (default 2; negative: none)
