@@ -25,7 +25,7 @@ screenshot: build
 	scripts/screenshot.sh $(BIN) $(SHOT)
 
 update-golden:
-	$(GO) test -tags $(TAGS) -count=1 ./transform/ -run Golden -update
+	$(GO) test -tags $(TAGS) -count=1 ./transform/ ./rules/ -run Golden -update
 
 fmt:
 	gofmt -w .

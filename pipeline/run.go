@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ type Result struct {
 	Verdict     string   // output.Complete or output.Incomplete
 	Reasons     []string // why incomplete
 	Found       map[string]int64
+	Pending     int64 // unmatched items still inside their grace period
 	Open        int64
 	Resolved    int64
 	Loaded      map[string]int64
@@ -148,12 +148,18 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	// Rules.
 	if err := timed("rules", func() (int64, error) {
 		r, err := rules.Apply(ctx, wh.DB, catalogue, rules.Run{
-			ID: res.RunID, Window: w, AsOf: started, Accounts: cfg.Accounts, Params: cfg.Params,
+			ID: res.RunID, Window: w, AsOf: started, Accounts: cfg.Accounts, Params: cfg.Params, Gaps: gaps(files),
 		})
 		res.Found, res.Resolved = r.Found, r.Resolved
+		for _, h := range r.Held {
+			res.Reasons = append(res.Reasons, fmt.Sprintf("rule %s held for %s: %s is incomplete", h.Rule, h.Window, h.Table))
+		}
 		var n int64
-		for _, c := range r.Found {
-			n += c
+		for _, rule := range catalogue {
+			id := rule.ID
+			n += r.Found[id]
+			res.Pending += r.Pending[id]
+			log.Info("rule", "rule", id, "breaks", r.Found[id], "pending", r.Pending[id], "seconds", r.Took[id].Seconds())
 		}
 		return n, err
 	}); err != nil {
@@ -243,10 +249,22 @@ func recordRun(ctx context.Context, wh *Warehouse, info output.RunInfo, stages [
 	return tx.Commit()
 }
 
+// gaps lists the tables whose source failed for a window: their rows there
+// are missing or stale, so the rules reading them are held there.
+func gaps(files []extract.RawFile) []rules.Gap {
+	var out []rules.Gap
+	for _, f := range files {
+		if t, ok := transform.TableFor(f.Source); ok && f.Status == extract.StatusFailed {
+			out = append(out, rules.Gap{Table: t.Name, Window: f.Window})
+		}
+	}
+	return out
+}
+
 func loadRules(dir string) ([]rules.Rule, error) {
-	dirs := []fs.FS{rules.Builtin}
+	dirs := []rules.Dir{rules.Builtin}
 	if dir != "" {
-		dirs = append(dirs, os.DirFS(dir))
+		dirs = append(dirs, rules.Dir{Name: dir, FS: os.DirFS(dir)})
 	}
 	r, err := rules.Load(dirs...)
 	if err != nil {

@@ -16,12 +16,14 @@ import (
 	"recon/extract/sandbox"
 	"recon/output"
 	"recon/pipeline"
+	"recon/rules"
 )
 
 var (
 	day0 = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
-	// now is well past the window, so every grace period has run out.
-	now = time.Date(2026, 10, 12, 6, 0, 0, 0, time.UTC)
+	// now is the morning after a 7-day window: the sandbox places items just
+	// inside and just past the 24-hour grace periods around it.
+	now = time.Date(2026, 10, 8, 6, 0, 0, 0, time.UTC)
 )
 
 // env is a sandbox on a loopback port and a configuration pointing at it.
@@ -36,6 +38,12 @@ func newEnv(t *testing.T, days int) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newEnvFor(t, sb)
+}
+
+// newEnvFor serves sb on loopback; the run's clock starts at now and ticks a second per reading.
+func newEnvFor(t testing.TB, sb *sandbox.Sandbox) *env {
+	t.Helper()
 	srv := httptest.NewServer(sb.Handler())
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -63,10 +71,15 @@ func (e *env) run(t *testing.T, w extract.Window) *pipeline.Result {
 
 type key struct{ Rule, Payment, Account string }
 
-func openBreaks(t *testing.T, dbPath string) []key {
+func openBreaks(t testing.TB, dbPath string) []key {
+	t.Helper()
+	return keys(t, dbPath, `SELECT rule_id, coalesce(payment_id, ''), coalesce(account, '') FROM breaks WHERE status <> 'resolved'`)
+}
+
+func keys(t testing.TB, dbPath, query string) []key {
 	t.Helper()
 	db := openRO(t, dbPath)
-	rows, err := db.Query(`SELECT rule_id, coalesce(payment_id, ''), coalesce(account, '') FROM breaks WHERE status <> 'resolved'`)
+	rows, err := db.Query(query)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +109,7 @@ func sortKeys(ks []key) []key {
 	return ks
 }
 
-func openRO(t *testing.T, path string) *sql.DB {
+func openRO(t testing.TB, path string) *sql.DB {
 	t.Helper()
 	db, err := pipeline.OpenDB(path, true)
 	if err != nil {
@@ -115,18 +128,58 @@ func TestRunFindsExactlyTheInjectedBreaks(t *testing.T) {
 	if res.Verdict != output.Complete {
 		t.Fatalf("verdict %s: %v", res.Verdict, res.Reasons)
 	}
-	var want []key
-	for _, b := range e.sb.Truth().Breaks {
-		want = append(want, key{b.RuleID, b.PaymentID, b.Account})
+	truth := e.sb.Truth()
+	asKeys := func(bs []sandbox.TruthBreak) []key {
+		var ks []key
+		for _, b := range bs {
+			ks = append(ks, key{b.RuleID, b.PaymentID, b.Account})
+		}
+		return sortKeys(ks)
 	}
-	if len(want) == 0 {
-		t.Fatal("the sandbox injected no breaks")
+	// Every rule kind is injected several times, with items on both sides of a grace period.
+	perRule := map[string]int{}
+	for _, b := range truth.Breaks {
+		perRule[b.RuleID]++
 	}
-	if diff := cmp.Diff(sortKeys(want), openBreaks(t, e.cfg.DB)); diff != "" {
+	for _, r := range catalogue(t) {
+		if perRule[r] < 3 {
+			t.Errorf("the sandbox injected %d breaks of %s, want several", perRule[r], r)
+		}
+	}
+	if len(truth.Pending) < 3 || len(truth.Decoys) < 2 {
+		t.Errorf("the sandbox placed %d pending items and %d decoys, want some of each", len(truth.Pending), len(truth.Decoys))
+	}
+	got := openBreaks(t, e.cfg.DB)
+	if diff := cmp.Diff(asKeys(truth.Breaks), got); diff != "" {
 		t.Errorf("breaks differ from ground truth (-want +got):\n%s", diff)
+	}
+	pending := keys(t, e.cfg.DB, `SELECT rule_id, coalesce(payment_id, ''), coalesce(account, '') FROM pending`)
+	if diff := cmp.Diff(asKeys(truth.Pending), pending); diff != "" {
+		t.Errorf("pending items differ from ground truth (-want +got):\n%s", diff)
+	}
+	var total int64
+	for _, n := range res.Found {
+		total += n
+	}
+	if total != int64(len(got)) || res.Pending != int64(len(pending)) {
+		t.Errorf("result counts %d breaks and %d pending; the database holds %d and %d", total, res.Pending, len(got), len(pending))
 	}
 	// The archive holds a manifest whose checksums match the files.
 	assertManifest(t, e.cfg.ArchiveURL, res.RunID)
+}
+
+// catalogue returns the ids of the built-in rules.
+func catalogue(t *testing.T) []string {
+	t.Helper()
+	rs, err := rules.Load(rules.Builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range rs {
+		ids = append(ids, r.ID)
+	}
+	return ids
 }
 
 func assertManifest(t *testing.T, archive, runID string) {

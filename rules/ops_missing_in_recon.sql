@@ -1,6 +1,7 @@
 -- id: ops_missing_in_recon
 -- severity: P2
 -- description: A COMPLETED or EXECUTED payment in PAYMENT_OPS has no RECON row.
+-- reads: payment_ops, recon_transactions, report_files
 SELECT
     o.network_payment_id AS break_key,
     o.quote_ts AS event_at,
@@ -9,8 +10,12 @@ SELECT
     o.sent_currency AS currency,
     o.sent_amount AS expected,
     'PAYMENT_OPS has the ' || o.payment_state || ' payment; RECON has no row for it' AS detail,
-    'PAYMENT_OPS ' || o.report_id || ' line ' || o.source_line AS left_source
+    'PAYMENT_OPS report ' || o.report_id || ' line ' || o.source_line AS left_source,
+    (SELECT 'no row in RECON report ' || arg_max(f.report_id || ' (' || f.window_from || '..' || f.window_to || ')', f.run_id)
+     FROM report_files f
+     WHERE f.report_type = 'RECON' AND f.status <> 'FAILED'
+       AND CAST(o.quote_ts AS DATE) BETWEEN f.window_from AND f.window_to) AS right_source
 FROM payment_ops o
-WHERE o.payment_state IN ('COMPLETED', 'EXECUTED')
-  AND o.quote_ts >= $window_start AND o.quote_ts < $window_end
+WHERE o.quote_ts >= $window_start AND o.quote_ts < $window_end
+  AND o.payment_state IN ('COMPLETED', 'EXECUTED')
   AND NOT EXISTS (SELECT 1 FROM recon_transactions r WHERE r.network_payment_id = o.network_payment_id)

@@ -1,31 +1,40 @@
 -- id: payment_missing_in_statement
 -- severity: P1
--- description: A COMPLETED or EXECUTED payment of this node has no statement entry on its account.
--- param: grace_hours = 24  (hours after executed_at before a missing entry is a break)
-WITH sides AS (
-    SELECT network_payment_id, end_to_end_id, quote_ts, executed_at, payment_state, report_id, source_line,
-           sender_address AS account, sent_currency AS currency, -sent_amount AS amount
+-- description: A COMPLETED or EXECUTED payment of this node has no statement entry (transaction_id = payment id) on its account.
+-- reads: payment_ops, statement_entries, statements
+-- param: grace INTERVAL = 24 hours  (after executed_at before a missing entry is a break)
+WITH moved AS (
+    SELECT *, coalesce(executed_at, quote_ts) AS settled_at
     FROM payment_ops
+    WHERE quote_ts >= $window_start AND quote_ts < $window_end
+      AND payment_state IN ('COMPLETED', 'EXECUTED')
+),
+sides AS (
+    SELECT network_payment_id, end_to_end_id, quote_ts, settled_at, payment_state, report_id, source_line,
+           sender_address AS account, sent_currency AS currency, -sent_amount AS change, 'sender' AS side
+    FROM moved
     UNION ALL
-    SELECT network_payment_id, end_to_end_id, quote_ts, executed_at, payment_state, report_id, source_line,
-           receiver_address, received_currency, received_amount
-    FROM payment_ops
+    SELECT network_payment_id, end_to_end_id, quote_ts, settled_at, payment_state, report_id, source_line,
+           receiver_address, received_currency, received_amount, 'receiver'
+    FROM moved
 )
 SELECT
     s.network_payment_id || '|' || s.account AS break_key,
     s.quote_ts AS event_at,
+    s.settled_at + CAST($grace AS INTERVAL) AS due_at,
     s.network_payment_id AS payment_id,
     s.end_to_end_id,
     s.account,
     s.currency,
-    s.amount AS expected,
-    'no statement entry for the ' || s.payment_state || ' payment on ' || s.account AS detail,
-    'PAYMENT_OPS ' || s.report_id || ' line ' || s.source_line AS left_source
+    s.change AS expected,
+    'no statement entry of the ' || s.payment_state || ' payment on the ' || s.side || '''s account ' || s.account AS detail,
+    'PAYMENT_OPS report ' || s.report_id || ' line ' || s.source_line AS left_source,
+    (SELECT 'no entry in statement ' || arg_max(strftime(st.start_datetime, '%Y-%m-%dT%H:%M:%SZ') || '..'
+         || strftime(st.end_datetime, '%Y-%m-%dT%H:%M:%SZ') || ' (' || st.source_file || ')', st.end_datetime)
+     FROM statements st
+     WHERE st.account = s.account AND s.settled_at >= st.start_datetime AND s.settled_at < st.end_datetime) AS right_source
 FROM sides s
 JOIN node_accounts n ON n.account = s.account
-WHERE s.payment_state IN ('COMPLETED', 'EXECUTED')
-  AND s.quote_ts >= $window_start AND s.quote_ts < $window_end
-  AND coalesce(s.executed_at, s.quote_ts) + to_hours(CAST($grace_hours AS BIGINT)) <= $as_of
-  AND NOT EXISTS (
-      SELECT 1 FROM statement_entries e
-      WHERE e.account = s.account AND e.transaction_id = s.network_payment_id)
+WHERE NOT EXISTS (
+    SELECT 1 FROM statement_entries e
+    WHERE e.account = s.account AND e.transaction_id = s.network_payment_id)

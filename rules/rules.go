@@ -1,17 +1,22 @@
 // Package rules holds the reconciliation rules, one SQL file each, and runs
 // them against the warehouse to find breaks.
 //
-// A rule file starts with comment lines declaring the rule:
+// A rule file starts with comment lines declaring the rule (a comment line
+// whose text before a colon is one lower-case word is a header line; any
+// other comment line is a plain comment):
 //
-//	-- id: ops_missing_in_recon
+//	-- id: ops_recon_amount_mismatch
 //	-- severity: P2
-//	-- description: A COMPLETED or EXECUTED payment in PAYMENT_OPS has no RECON row.
-//	-- param: grace_hours = 24  (optional note)
+//	-- description: Amount or currency of a payment differ between PAYMENT_OPS and RECON.
+//	-- reads: payment_ops, recon_transactions
+//	-- param: tolerance DECIMAL(38,12) = 0  (largest difference that is not a break)
 //
-// followed by one SELECT returning the break columns (see Columns). The SQL
-// reads parameters as $name; the runner binds them, together with
-// $window_start, $window_end (TIMESTAMPTZ, end exclusive), $as_of and
-// $run_id, and provides the temporary table node_accounts(account).
+// followed by one SELECT returning the break columns (see Apply). Parameters
+// are bound as text, never pasted into the SQL: every use reads
+// CAST($name AS <declared type>). The runner also binds $window_start,
+// $window_end (TIMESTAMPTZ, end exclusive), $as_of and $run_id, and provides
+// the temporary table node_accounts(account). docs/rules.md describes the
+// format, the catalogue and the break lifecycle.
 package rules
 
 import (
@@ -24,7 +29,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -32,54 +37,78 @@ import (
 var builtin embed.FS
 
 // Builtin is the catalogue shipped with recon.
-var Builtin fs.FS = builtin
+var Builtin = Dir{Name: "builtin", FS: builtin}
+
+// Dir is a folder of rule files; Name prefixes its file names in messages.
+type Dir struct {
+	Name string
+	FS   fs.FS
+}
 
 // Rule is one parsed rule file.
 type Rule struct {
 	ID          string
 	Severity    string
 	Description string
-	Params      []Param
-	SQL         string // the whole file
-	File        string // file name, for messages
-	SHA256      string // hex hash of the file, recorded in manifests
+	Reads       []string // tables the rule reads; a gap in one holds the rule (see Gap)
+	Params      []Param  // declared parameters, then the implicit escalation ones not redeclared
+	SQL         string   // the whole file, without a trailing semicolon
+	File        string   // folder name and file name, for messages
+	SHA256      string   // hex hash of the file, recorded in manifests
 }
 
 // Param is a rule parameter and its default value.
 type Param struct {
 	Name    string
+	Type    string // one of ParamTypes
 	Default string
 	Note    string
+	Line    int // 0 for an implicit parameter
 }
 
-var (
-	idPattern    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	paramPattern = regexp.MustCompile(`^([a-z][a-z0-9_]*)\s*=\s*(\S+)\s*(?:\((.*)\))?$`)
-	paramUse     = regexp.MustCompile(`\$([a-z][a-z0-9_]*)`)
-	severities   = map[string]bool{"P1": true, "P2": true, "P3": true, "P4": true}
-)
+// ParamTypes are the types a parameter may declare.
+var ParamTypes = []string{"DECIMAL(38,12)", "BIGINT", "INTERVAL", "VARCHAR"}
+
+// Escalation parameters every rule has; a rule file may redeclare them with
+// another default. A break's severity rises one level when abs(difference)
+// exceeds escalate_amount (in the break's currency) or when it has been open
+// more than escalate_after_days days.
+var Escalation = []Param{
+	{Name: "escalate_amount", Type: "DECIMAL(38,12)", Default: "100000", Note: "abs(difference) above which the severity rises one level, in the break's currency"},
+	{Name: "escalate_after_days", Type: "BIGINT", Default: "5", Note: "age in days above which the severity rises one level"},
+}
 
 // Bound names the runner provides to every rule.
 var Bound = []string{"window_start", "window_end", "as_of", "run_id"}
 
+var (
+	idPattern    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	headerKey    = regexp.MustCompile(`^[a-z][a-z_]*$`) // other comment lines are plain comments
+	paramPattern = regexp.MustCompile(`^([a-z][a-z0-9_]*)\s+(\S+)\s*=\s*([^(]*?)\s*(?:\((.*)\))?$`)
+	paramUse     = regexp.MustCompile(`\$([a-z][a-z0-9_]*)`)
+	castUse      = regexp.MustCompile(`(?i)CAST\(\s*\$([a-z][a-z0-9_]*)\s+AS\s+(DECIMAL\s*\(\s*38\s*,\s*12\s*\)|BIGINT|INTERVAL|VARCHAR)\s*\)`)
+	severities   = []string{"P1", "P2", "P3", "P4"}
+)
+
 // Load parses and validates every rule of each folder; a rule in a later
 // folder overrides the rule with the same id in an earlier one. Every
 // problem of every file is reported, naming file and line.
-func Load(dirs ...fs.FS) ([]Rule, error) {
+func Load(dirs ...Dir) ([]Rule, error) {
 	byID := map[string]Rule{}
 	var errs []error
 	for _, dir := range dirs {
-		names, err := fs.Glob(dir, "*.sql")
+		names, err := fs.Glob(dir.FS, "*.sql")
 		if err != nil {
-			return nil, fmt.Errorf("list rules: %w", err)
+			return nil, fmt.Errorf("list rules in %s: %w", dir.Name, err)
 		}
 		for _, name := range names {
-			b, err := fs.ReadFile(dir, name)
+			file := path.Join(dir.Name, name)
+			b, err := fs.ReadFile(dir.FS, name)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				errs = append(errs, fmt.Errorf("%s: %w", file, err))
 				continue
 			}
-			r, err := Parse(path.Base(name), string(b))
+			r, err := Parse(file, string(b))
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -94,18 +123,21 @@ func Load(dirs ...fs.FS) ([]Rule, error) {
 	for _, r := range byID {
 		out = append(out, r)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	slices.SortFunc(out, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
-// Parse reads one rule file.
+// Parse reads one rule file; file is the name used in messages, and its base
+// name must be <id>.sql.
 func Parse(file, text string) (Rule, error) {
 	sum := sha256.Sum256([]byte(text))
-	r := Rule{File: file, SQL: text, SHA256: hex.EncodeToString(sum[:])}
+	r := Rule{File: file, SHA256: hex.EncodeToString(sum[:])}
+	r.SQL = strings.TrimRight(strings.TrimSpace(text), ";")
 	var errs []error
 	fail := func(line int, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s:%d: %s", file, line, fmt.Sprintf(format, args...)))
 	}
+	seen := map[string]int{}
 	sc := bufio.NewScanner(strings.NewReader(text))
 	line, idLine := 0, 1
 	for sc.Scan() {
@@ -115,64 +147,148 @@ func Parse(file, text string) (Rule, error) {
 			break
 		}
 		key, val, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(l, "--")), ":")
-		if !ok {
+		if key = strings.TrimSpace(key); !ok || !headerKey.MatchString(key) {
 			continue // a plain comment
 		}
 		val = strings.TrimSpace(val)
-		switch strings.TrimSpace(key) {
+		if prev, dup := seen[key]; dup && key != "param" {
+			fail(line, "header %q given twice (first on line %d)", key, prev)
+			continue
+		}
+		seen[key] = line
+		switch key {
 		case "id":
 			if !idPattern.MatchString(val) {
 				fail(line, "id %q must be lower_snake_case", val)
 			}
 			r.ID, idLine = val, line
 		case "severity":
-			if !severities[val] {
+			if !slices.Contains(severities, val) {
 				fail(line, "severity %q must be one of P1, P2, P3, P4", val)
 			}
 			r.Severity = val
 		case "description":
 			r.Description = val
-		case "param":
-			m := paramPattern.FindStringSubmatch(val)
-			if m == nil {
-				fail(line, "param %q must read name = default (note)", val)
-				continue
-			}
-			for _, p := range r.Params {
-				if p.Name == m[1] {
-					fail(line, "param %q declared twice", m[1])
+		case "reads":
+			for t := range strings.SplitSeq(val, ",") {
+				t = strings.TrimSpace(t)
+				if !idPattern.MatchString(t) {
+					fail(line, "reads: %q is not a table name", t)
+					continue
 				}
+				if slices.Contains(r.Reads, t) {
+					fail(line, "reads: table %q listed twice", t)
+				}
+				r.Reads = append(r.Reads, t)
 			}
-			r.Params = append(r.Params, Param{Name: m[1], Default: m[2], Note: m[3]})
+		case "param":
+			parseParam(&r, line, val, fail)
 		default:
-			fail(line, "unknown header key %q (want id, severity, description, param)", strings.TrimSpace(key))
+			fail(line, "unknown header key %q (want id, severity, description, reads, param)", key)
 		}
 	}
-	for _, need := range []struct{ name, val string }{{"id", r.ID}, {"severity", r.Severity}, {"description", r.Description}} {
+	for _, need := range []struct{ name, val string }{{"id", r.ID}, {"severity", r.Severity}, {"description", r.Description}, {"reads", strings.Join(r.Reads, ",")}} {
 		if need.val == "" {
 			fail(1, "missing header %q", need.name)
 		}
 	}
-	if r.ID != "" && strings.TrimSuffix(file, ".sql") != r.ID {
+	if r.ID != "" && strings.TrimSuffix(path.Base(file), ".sql") != r.ID {
 		fail(idLine, "id %q must match the file name (a rule lives in <id>.sql)", r.ID)
 	}
-	declared := map[string]bool{}
-	for _, b := range Bound {
-		declared[b] = true
-	}
-	for _, p := range r.Params {
-		declared[p.Name] = true
-	}
-	for i, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "--") {
-			continue
-		}
-		for _, m := range paramUse.FindAllStringSubmatch(l, -1) {
-			if !declared[m[1]] {
-				fail(i+1, "parameter $%s is used but not declared (add -- param: %s = <default>)", m[1], m[1])
-				declared[m[1]] = true
-			}
+	checkUses(&r, fail)
+	for _, p := range Escalation {
+		if !slices.ContainsFunc(r.Params, func(q Param) bool { return q.Name == p.Name }) {
+			r.Params = append(r.Params, p)
 		}
 	}
 	return r, errors.Join(errs...)
+}
+
+func parseParam(r *Rule, line int, val string, fail func(int, string, ...any)) {
+	m := paramPattern.FindStringSubmatch(val)
+	if m == nil || m[3] == "" {
+		fail(line, "param %q must read: name TYPE = default  (note)", val)
+		return
+	}
+	p := Param{Name: m[1], Type: strings.ToUpper(m[2]), Default: m[3], Note: m[4], Line: line}
+	if slices.Contains(Bound, p.Name) || p.Name == "rule_id" {
+		fail(line, "param %q is a name the runner binds; choose another", p.Name)
+	}
+	if !slices.Contains(ParamTypes, p.Type) {
+		fail(line, "param %q: type %q must be one of %s", p.Name, m[2], strings.Join(ParamTypes, ", "))
+	}
+	for _, e := range Escalation {
+		if e.Name == p.Name && e.Type != p.Type {
+			fail(line, "param %q must have type %s", p.Name, e.Type)
+		}
+	}
+	for _, q := range r.Params {
+		if q.Name == p.Name {
+			fail(line, "param %q declared twice (first on line %d)", p.Name, q.Line)
+			return
+		}
+	}
+	r.Params = append(r.Params, p)
+}
+
+// checkUses checks that every $name in the SQL is bound or declared, that
+// every declared parameter is read as CAST($name AS <its type>), and that
+// every declared parameter is used.
+func checkUses(r *Rule, fail func(int, string, ...any)) {
+	types := map[string]string{}
+	for _, p := range r.Params {
+		types[p.Name] = p.Type
+	}
+	used := map[string]bool{}
+	for i, l := range strings.Split(r.SQL, "\n") {
+		l = code(l)
+		casts := map[int]string{} // offset of the $ -> cast type
+		for _, m := range castUse.FindAllStringSubmatchIndex(l, -1) {
+			casts[m[2]-1] = strings.ToUpper(strings.Join(strings.Fields(l[m[4]:m[5]]), ""))
+		}
+		for _, m := range paramUse.FindAllStringSubmatchIndex(l, -1) {
+			name := l[m[2]:m[3]]
+			if slices.Contains(Bound, name) {
+				continue
+			}
+			typ, ok := types[name]
+			switch {
+			case !ok:
+				fail(i+1, "parameter $%s is used but not declared (add -- param: %s TYPE = default)", name, name)
+				types[name] = "?" // report once
+			case typ == "?":
+			case casts[m[0]] != typ:
+				fail(i+1, "parameter $%s must be read as CAST($%s AS %s): parameters are bound as text", name, name, typ)
+			}
+			used[name] = true
+		}
+	}
+	for _, p := range r.Params {
+		if !used[p.Name] && !slices.ContainsFunc(Escalation, func(e Param) bool { return e.Name == p.Name }) {
+			fail(p.Line, "param %q is declared but never used", p.Name)
+		}
+	}
+}
+
+// code returns a line of SQL without its trailing -- comment; string literals stay.
+func code(line string) string {
+	quoted := false
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == '\'':
+			quoted = !quoted // '' inside a literal toggles twice
+		case !quoted && strings.HasPrefix(line[i:], "--"):
+			return line[:i]
+		}
+	}
+	return line
+}
+
+// Param returns the rule's parameter of that name.
+func (r Rule) Param(name string) (Param, bool) {
+	i := slices.IndexFunc(r.Params, func(p Param) bool { return p.Name == name })
+	if i < 0 {
+		return Param{}, false
+	}
+	return r.Params[i], true
 }

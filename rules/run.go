@@ -3,18 +3,36 @@ package rules
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"recon/extract"
 )
 
-// Columns are what a rule's SELECT may return; break_key and event_at are required.
+// Columns are what a rule's SELECT may return. break_key (unique within the
+// rule) and event_at (inside the run's window; its UTC day is the break's
+// day) are required. due_at is when an unmatched item stops being pending:
+// a row with due_at after the run's as_of goes to pending_items, not to
+// breaks. severity, when not null, overrides the rule's severity for the row.
+var Columns = []string{"break_key", "event_at", "due_at", "severity", "payment_id", "end_to_end_id", "account",
+	"currency", "expected", "actual", "difference", "detail", "left_source", "right_source"}
+
 const foundTable = `CREATE OR REPLACE TEMP TABLE found (
-	rule_id VARCHAR, severity VARCHAR, break_key VARCHAR, event_at TIMESTAMPTZ,
+	break_id VARCHAR, rule_id VARCHAR, severity VARCHAR, break_key VARCHAR, event_at TIMESTAMPTZ, due_at TIMESTAMPTZ,
 	payment_id VARCHAR, end_to_end_id VARCHAR, account VARCHAR, currency VARCHAR,
 	expected DECIMAL(38,12), actual DECIMAL(38,12), difference DECIMAL(38,12),
-	detail VARCHAR, left_source VARCHAR, right_source VARCHAR)`
+	detail VARCHAR, left_source VARCHAR, right_source VARCHAR,
+	escalate_amount DECIMAL(38,12), escalate_after_days BIGINT)`
+
+// amountText is the one DuckDB-only helper rules may call: a decimal as
+// exact text without trailing zeros (1.500000000000 -> 1.5).
+const amountText = `CREATE OR REPLACE TEMP MACRO amount_text(x) AS
+	rtrim(rtrim(CAST(CAST(x AS DECIMAL(38,12)) AS VARCHAR), '0'), '.')`
 
 // Run is what one reconciliation run judges.
 type Run struct {
@@ -23,25 +41,51 @@ type Run struct {
 	AsOf     time.Time
 	Accounts []string          // this node's account@address list
 	Params   map[string]string // overrides of rule parameters, "rule_id.param" -> value
+	Gaps     []Gap             // tables whose source failed for part of the window
 }
 
-// Result counts the breaks each rule found in this run.
+// Gap is a window of days for which a table's source failed (a FAILED
+// report, a statement that could not be pulled): its rows there are missing
+// or stale, so rules reading it cannot be trusted there.
+type Gap struct {
+	Table  string
+	Window extract.Window
+}
+
+// Hold is a rule held on the days around a gap of a table it reads: there it
+// adds no break and resolves none, and its open breaks stay as they were.
+// The gap is widened by a day on each side, because rules match rows across
+// midnight (a payment quoted before it executes after it).
+type Hold struct {
+	Rule   string
+	Table  string
+	Window extract.Window
+}
+
+// Result says what a run of the rules did.
 type Result struct {
-	Found    map[string]int64 // by rule id
+	Found    map[string]int64         // breaks found, by rule id
+	Pending  map[string]int64         // items inside their grace period, by rule id
+	Took     map[string]time.Duration // time of each rule's query
 	Resolved int64
+	Held     []Hold
 }
 
-// Apply runs every rule and merges what they find into breaks: a break found
-// again stays (persisting), a new one is added, and an open break of a day
-// inside the window that no rule finds any more becomes resolved.
+// Apply validates every rule against the database and the run (parameter
+// values, declared tables, returned columns), then runs them and merges what
+// they find: into breaks (new, persisting, resolved; stable break_id;
+// ageing and severity escalation) and into pending_items. Nothing runs when
+// a rule is invalid.
 func Apply(ctx context.Context, db *sql.DB, rules []Rule, run Run) (Result, error) {
-	res := Result{Found: map[string]int64{}}
+	res := Result{Found: map[string]int64{}, Pending: map[string]int64{}, Took: map[string]time.Duration{}}
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return res, err
 	}
 	defer conn.Close()
-	for _, q := range []string{foundTable, `CREATE OR REPLACE TEMP TABLE node_accounts (account VARCHAR PRIMARY KEY)`} {
+	for _, q := range []string{`SET TimeZone = 'UTC'`, foundTable, amountText,
+		`CREATE OR REPLACE TEMP TABLE node_accounts (account VARCHAR PRIMARY KEY)`,
+		`CREATE OR REPLACE TEMP TABLE held (rule_id VARCHAR, day_from DATE, day_to DATE)`} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return res, fmt.Errorf("prepare rules: %w", err)
 		}
@@ -51,47 +95,234 @@ func Apply(ctx context.Context, db *sql.DB, rules []Rule, run Run) (Result, erro
 			return res, fmt.Errorf("node accounts: %w", err)
 		}
 	}
-	for _, r := range rules {
-		n, err := applyOne(ctx, conn, r, run)
-		if err != nil {
+	plans, err := check(ctx, conn, rules, run)
+	if err != nil {
+		return res, err
+	}
+	for _, p := range plans {
+		for _, h := range p.holds {
+			if _, err := conn.ExecContext(ctx, `INSERT INTO held VALUES (?, ?, ?)`, h.Rule, h.Window.From, h.Window.To); err != nil {
+				return res, fmt.Errorf("hold rule %s: %w", h.Rule, err)
+			}
+			res.Held = append(res.Held, h)
+		}
+	}
+	for _, p := range plans {
+		start := time.Now()
+		if err := p.apply(ctx, conn, run); err != nil {
 			return res, err
 		}
-		res.Found[r.ID] = n
+		res.Took[p.rule.ID] = time.Since(start)
+	}
+	if _, err := conn.ExecContext(ctx, `DELETE FROM found f WHERE EXISTS (SELECT 1 FROM held h
+		WHERE h.rule_id = f.rule_id AND CAST(f.event_at AS DATE) BETWEEN h.day_from AND h.day_to)`); err != nil {
+		return res, fmt.Errorf("drop held breaks: %w", err)
+	}
+	if err := count(ctx, conn, run, &res); err != nil {
+		return res, err
 	}
 	res.Resolved, err = merge(ctx, conn, rules, run)
 	return res, err
 }
 
-func applyOne(ctx context.Context, conn *sql.Conn, r Rule, run Run) (int64, error) {
-	args := []any{
-		sql.Named("window_start", run.Window.Start()), sql.Named("window_end", run.Window.End()),
-		sql.Named("as_of", run.AsOf), sql.Named("run_id", run.ID),
-		sql.Named("rule_id", r.ID), sql.Named("severity", r.Severity),
-	}
-	for _, p := range r.Params {
-		v := p.Default
-		if o, ok := run.Params[r.ID+"."+p.Name]; ok {
-			v = o
-		}
-		args = append(args, sql.Named(p.Name, v))
-	}
-	q := fmt.Sprintf("INSERT INTO found BY NAME SELECT $rule_id AS rule_id, $severity AS severity, * FROM (\n%s\n)", r.SQL)
-	res, err := conn.ExecContext(ctx, q, args...)
+// count fills res.Found and res.Pending from found.
+func count(ctx context.Context, conn *sql.Conn, run Run, res *Result) error {
+	rows, err := conn.QueryContext(ctx, `SELECT rule_id, coalesce(due_at > $as_of, false), count(*) FROM found GROUP BY ALL`,
+		sql.Named("as_of", run.AsOf))
 	if err != nil {
-		return 0, fmt.Errorf("rule %s (%s): %w", r.ID, r.File, err)
+		return fmt.Errorf("count breaks: %w", err)
 	}
-	n, _ := res.RowsAffected()
-	var dupKey sql.NullString
-	if err := conn.QueryRowContext(ctx, `SELECT break_key FROM found WHERE rule_id = ?
-		GROUP BY break_key HAVING count(*) > 1 OR break_key IS NULL LIMIT 1`, r.ID).Scan(&dupKey); err == nil {
-		return 0, fmt.Errorf("rule %s (%s): break_key %q is null or returned twice", r.ID, r.File, dupKey.String)
-	} else if err != sql.ErrNoRows {
-		return 0, fmt.Errorf("rule %s: check keys: %w", r.ID, err)
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var pending bool
+		var n int64
+		if err := rows.Scan(&id, &pending, &n); err != nil {
+			return err
+		}
+		if pending {
+			res.Pending[id] += n
+		} else {
+			res.Found[id] += n
+		}
 	}
-	return n, nil
+	return rows.Err()
 }
 
-// merge folds found into breaks inside one transaction.
+// plan is a checked rule with its bound arguments.
+type plan struct {
+	rule  Rule
+	bound []any // the names the runner binds, and rule_id
+	args  []any // bound, then the rule's parameters
+	holds []Hold
+}
+
+var (
+	literal = regexp.MustCompile(`'(?:[^']|'')*'`)
+	word    = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+)
+
+// check validates every rule before any runs and returns every problem.
+func check(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) ([]plan, error) {
+	var errs []error
+	known := map[string]bool{}
+	rows, err := conn.QueryContext(ctx, `SELECT table_name FROM information_schema.tables
+		WHERE table_catalog = current_database() AND table_schema = 'main'`)
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		known[t] = true
+	}
+	rows.Close()
+	for _, g := range run.Gaps {
+		if !known[g.Table] {
+			errs = append(errs, fmt.Errorf("gap in unknown table %q", g.Table))
+		}
+	}
+	overrides := maps.Clone(run.Params)
+	plans := make([]plan, 0, len(rules))
+	for _, r := range rules {
+		p := plan{rule: r, bound: []any{
+			sql.Named("window_start", run.Window.Start()), sql.Named("window_end", run.Window.End()),
+			sql.Named("as_of", run.AsOf), sql.Named("run_id", run.ID), sql.Named("rule_id", r.ID),
+		}}
+		p.args = slices.Clone(p.bound)
+		for _, prm := range r.Params {
+			v := prm.Default
+			if o, ok := overrides[r.ID+"."+prm.Name]; ok {
+				v = o
+				delete(overrides, r.ID+"."+prm.Name)
+			}
+			if !slices.Contains(ParamTypes, prm.Type) {
+				errs = append(errs, fmt.Errorf("%s: param %s: type %q is not one of %v", r.File, prm.Name, prm.Type, ParamTypes))
+				continue
+			}
+			var ok bool
+			// The type comes from the list ParamTypes; the value is bound.
+			if err := conn.QueryRowContext(ctx, `SELECT TRY_CAST(CAST($v AS VARCHAR) AS `+prm.Type+`) IS NOT NULL`,
+				sql.Named("v", v)).Scan(&ok); err != nil || !ok {
+				errs = append(errs, fmt.Errorf("%s: param %s = %q is not a %s", r.File, prm.Name, v, prm.Type))
+			}
+			p.args = append(p.args, sql.Named(prm.Name, v))
+		}
+		errs = append(errs, checkReads(r, known)...)
+		errs = append(errs, checkColumns(ctx, conn, p))
+		for _, g := range run.Gaps {
+			if slices.Contains(r.Reads, g.Table) {
+				p.holds = append(p.holds, Hold{Rule: r.ID, Table: g.Table,
+					Window: extract.Window{From: g.Window.From.AddDate(0, 0, -1), To: g.Window.To.AddDate(0, 0, 1)}})
+			}
+		}
+		plans = append(plans, p)
+	}
+	for _, k := range slices.Sorted(maps.Keys(overrides)) {
+		errs = append(errs, fmt.Errorf("parameter override %q names no parameter of a loaded rule (want rule_id.param)", k))
+	}
+	return plans, errors.Join(errs...)
+}
+
+// checkReads checks that the rule declares exactly the warehouse tables its SQL names.
+func checkReads(r Rule, known map[string]bool) []error {
+	var errs []error
+	for _, t := range r.Reads {
+		if !known[t] {
+			errs = append(errs, fmt.Errorf("%s: reads: no table or view %q in the warehouse", r.File, t))
+		}
+	}
+	named := map[string]bool{}
+	for i, l := range strings.Split(r.SQL, "\n") {
+		if c := literal.ReplaceAllString(code(l), "''"); c != "" {
+			for _, w := range word.FindAllString(c, -1) {
+				if w = strings.ToLower(w); known[w] && !slices.Contains(r.Reads, w) && !named[w] {
+					named[w] = true
+					errs = append(errs, fmt.Errorf("%s:%d: reads table %q without declaring it (add it to -- reads:)", r.File, i+1, w))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// checkColumns plans the rule's query without rows and checks what it returns.
+func checkColumns(ctx context.Context, conn *sql.Conn, p plan) error {
+	rows, err := conn.QueryContext(ctx, "SELECT * FROM (\n"+p.rule.SQL+"\n) LIMIT 0", p.args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.rule.File, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.rule.File, err)
+	}
+	var errs []error
+	for _, c := range cols {
+		if !slices.Contains(Columns, c) {
+			errs = append(errs, fmt.Errorf("%s: returns column %q (allowed: %s)", p.rule.File, c, strings.Join(Columns, ", ")))
+		}
+	}
+	for _, need := range []string{"break_key", "event_at"} {
+		if !slices.Contains(cols, need) {
+			errs = append(errs, fmt.Errorf("%s: must return column %q", p.rule.File, need))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// apply runs one rule into found and checks what it returned.
+func (p plan) apply(ctx context.Context, conn *sql.Conn, run Run) error {
+	r := p.rule
+	q := `INSERT INTO found BY NAME SELECT *, substr(sha256($rule_id || ':' || break_key), 1, 16) AS break_id,
+		$rule_id AS rule_id, CAST($escalate_amount AS DECIMAL(38,12)) AS escalate_amount,
+		CAST($escalate_after_days AS BIGINT) AS escalate_after_days FROM (
+` + r.SQL + "\n)"
+	if _, err := conn.ExecContext(ctx, q, p.args...); err != nil {
+		return fmt.Errorf("rule %s (%s): %w", r.ID, r.File, err)
+	}
+	var noKey, dupKey, outside, badSev int64
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE break_key IS NULL),
+			count(break_key) - count(DISTINCT break_key),
+			count(*) FILTER (WHERE event_at IS NULL OR event_at < $window_start OR event_at >= $window_end),
+			count(*) FILTER (WHERE severity NOT IN ('P1', 'P2', 'P3', 'P4'))
+		FROM found WHERE rule_id = $rule_id`, p.bound...).Scan(&noKey, &dupKey, &outside, &badSev); err != nil {
+		return fmt.Errorf("rule %s: check rows: %w", r.ID, err)
+	}
+	var errs []error
+	for _, c := range []struct {
+		n    int64
+		what string
+	}{{noKey, "rows without break_key"}, {dupKey, "repeated break_key values"}, {outside, "rows whose event_at is null or outside the window " + run.Window.String()}, {badSev, "rows with a severity other than P1..P4"}} {
+		if c.n > 0 {
+			errs = append(errs, fmt.Errorf("rule %s (%s): %d %s", r.ID, r.File, c.n, c.what))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, `UPDATE found SET severity = coalesce(severity, $severity),
+			difference = coalesce(difference, coalesce(actual, 0) - coalesce(expected, 0))
+		WHERE rule_id = $rule_id`, sql.Named("severity", r.Severity), sql.Named("rule_id", r.ID)); err != nil {
+		return fmt.Errorf("rule %s: defaults: %w", r.ID, err)
+	}
+	return nil
+}
+
+// ageSQL is the whole days from first_seen_at to $as_of, and bucketSQL its ageing bucket.
+const (
+	ageSQL    = `CAST((epoch_ms($as_of) - epoch_ms(first_seen_at)) // 86400000 AS INTEGER)`
+	bucketSQL = `CASE WHEN %[1]s <= 1 THEN '0-1' WHEN %[1]s <= 7 THEN '2-7' WHEN %[1]s <= 30 THEN '8-30' ELSE '>30' END`
+)
+
+// notHeld is true for a row of b whose day no hold covers.
+const notHeld = `NOT EXISTS (SELECT 1 FROM held h WHERE h.rule_id = b.rule_id AND b.event_date BETWEEN h.day_from AND h.day_to)`
+
+// merge folds found into pending_items and breaks inside one transaction and
+// returns the number of breaks resolved.
 func merge(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) (int64, error) {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -103,33 +334,53 @@ func merge(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) (int64, e
 		ids[i] = r.ID
 	}
 	args := []any{sql.Named("run_id", run.ID), sql.Named("as_of", run.AsOf),
-		sql.Named("from", run.Window.From), sql.Named("to", run.Window.To)}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO breaks BY NAME
-		SELECT substr(sha256(rule_id || ':' || break_key), 1, 16) AS break_id, rule_id, severity,
-			'new' AS status, break_key, CAST(event_at AS DATE) AS event_date, payment_id, end_to_end_id, account,
-			currency, expected, actual, coalesce(difference, coalesce(actual, 0) - coalesce(expected, 0)) AS difference,
-			detail, left_source, right_source, $run_id AS first_seen_run, $as_of AS first_seen_at,
-			$run_id AS last_seen_run, NULL AS resolved_run, 0 AS age_days
-		FROM found
-		ON CONFLICT (break_id) DO UPDATE SET
-			status = CASE WHEN breaks.status = 'resolved' THEN 'new' ELSE 'persisting' END,
-			severity = excluded.severity, payment_id = excluded.payment_id, end_to_end_id = excluded.end_to_end_id,
-			account = excluded.account, currency = excluded.currency, expected = excluded.expected,
-			actual = excluded.actual, difference = excluded.difference, detail = excluded.detail,
-			left_source = excluded.left_source, right_source = excluded.right_source,
-			last_seen_run = excluded.last_seen_run, resolved_run = NULL,
-			age_days = date_diff('day', breaks.first_seen_at, excluded.first_seen_at)`, args...); err != nil {
-		return 0, fmt.Errorf("merge breaks: %w", err)
+		sql.Named("from", run.Window.From), sql.Named("to", run.Window.To), sql.Named("rules", ids)}
+	steps := []struct{ name, q string }{
+		{"clear pending items", `DELETE FROM pending_items b WHERE list_contains($rules, b.rule_id)
+			AND b.event_date BETWEEN $from AND $to AND ` + notHeld},
+		{"record pending items", `INSERT OR REPLACE INTO pending_items BY NAME
+			SELECT break_id, rule_id, severity, break_key, CAST(event_at AS DATE) AS event_date, due_at, payment_id,
+				end_to_end_id, account, currency, expected, actual, difference, detail, left_source, right_source,
+				$run_id AS run_id, $as_of AS as_of
+			FROM found WHERE due_at > $as_of`},
+		{"merge breaks", `INSERT INTO breaks BY NAME
+			SELECT break_id, rule_id, severity, severity AS base_severity, 'new' AS status, break_key,
+				CAST(event_at AS DATE) AS event_date, payment_id, end_to_end_id, account, currency, expected, actual,
+				difference, detail,
+				left_source, right_source, $run_id AS first_seen_run, $as_of AS first_seen_at, $run_id AS last_seen_run,
+				NULL AS resolved_run, 0 AS age_days, '0-1' AS ageing_bucket
+			FROM found WHERE due_at IS NULL OR due_at <= $as_of
+			ON CONFLICT (break_id) DO UPDATE SET
+				status = CASE WHEN breaks.status = 'resolved' THEN 'new' ELSE 'persisting' END,
+				first_seen_run = CASE WHEN breaks.status = 'resolved' THEN excluded.first_seen_run ELSE breaks.first_seen_run END,
+				first_seen_at = CASE WHEN breaks.status = 'resolved' THEN excluded.first_seen_at ELSE breaks.first_seen_at END,
+				base_severity = excluded.base_severity, payment_id = excluded.payment_id,
+				end_to_end_id = excluded.end_to_end_id, account = excluded.account, currency = excluded.currency,
+				expected = excluded.expected, actual = excluded.actual, difference = excluded.difference,
+				detail = excluded.detail, left_source = excluded.left_source, right_source = excluded.right_source,
+				last_seen_run = excluded.last_seen_run, resolved_run = NULL`},
+		{"age and escalate breaks", `UPDATE breaks SET age_days = x.age, ageing_bucket = ` + fmt.Sprintf(bucketSQL, "x.age") + `,
+				escalation = CASE WHEN x.by_amount AND x.by_age THEN 'amount, age' WHEN x.by_amount THEN 'amount'
+					WHEN x.by_age THEN 'age' END,
+				severity = CASE WHEN x.by_amount OR x.by_age
+					THEN 'P' || greatest(1, CAST(substr(x.base_severity, 2) AS INTEGER) - 1) ELSE x.base_severity END
+			FROM (SELECT b.break_id, b.base_severity, a.age, coalesce(abs(b.difference) > f.escalate_amount, false) AS by_amount,
+					a.age > f.escalate_after_days AS by_age
+				FROM found f JOIN breaks b USING (break_id), LATERAL (SELECT ` + ageSQL + ` AS age) a
+				WHERE b.last_seen_run = $run_id) x
+			WHERE breaks.break_id = x.break_id`},
+		{"resolve breaks", `UPDATE breaks b SET status = 'resolved', resolved_run = $run_id, age_days = ` + ageSQL + `,
+				ageing_bucket = ` + fmt.Sprintf(bucketSQL, ageSQL) + `
+			WHERE status <> 'resolved' AND event_date BETWEEN $from AND $to AND list_contains($rules, rule_id)
+				AND break_id NOT IN (SELECT break_id FROM found) AND ` + notHeld},
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE breaks SET status = 'resolved', resolved_run = $run_id,
-			age_days = date_diff('day', first_seen_at, $as_of)
-		WHERE status <> 'resolved' AND event_date BETWEEN $from AND $to
-		  AND list_contains($rules, rule_id)
-		  AND break_id NOT IN (SELECT substr(sha256(rule_id || ':' || break_key), 1, 16) FROM found)`,
-		append(args, sql.Named("rules", ids))...)
-	if err != nil {
-		return 0, fmt.Errorf("resolve breaks: %w", err)
+	var resolved int64
+	for _, s := range steps {
+		r, err := tx.ExecContext(ctx, s.q, args...)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", s.name, err)
+		}
+		resolved, _ = r.RowsAffected() // the last step's count
 	}
-	n, _ := res.RowsAffected()
-	return n, tx.Commit()
+	return resolved, tx.Commit()
 }

@@ -94,7 +94,8 @@ type payment struct {
 	hash                                string // XRP ledger transaction of the crypto transfer
 	method, remitter, remitterAcct      string
 	beneficiary, beneficiaryAcct, batch string
-	omit                                uint8 // rows left out by injected breaks
+	omit                                uint8  // rows left out by injected breaks
+	edit                                *edits // rows changed by injected breaks
 }
 
 // payment generates payment idx of a day.
@@ -167,8 +168,8 @@ func (s *Sandbox) payment(day int64, idx int) *payment {
 			p.batch = fmt.Sprintf("batch-%s-%04d", dayStart.Format("20060102"), idx/100)
 		}
 	}
-	if inj := s.breaks[dayKey(day, idx)]; inj != nil {
-		inj.apply(p)
+	if in := s.breaks[dayKey(day, idx)]; in != nil {
+		in.apply(s, p)
 	}
 	return p
 }

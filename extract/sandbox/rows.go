@@ -197,6 +197,9 @@ func (s *Sandbox) reconRows(p *payment) []row {
 	if p.state == stateExecuted { // the payout is not confirmed yet
 		rows[len(rows)-1].put("transaction_state", stateExecuted)
 	}
+	if p.edit != nil && p.edit.recon != nil {
+		p.edit.recon(rows)
+	}
 	return rows
 }
 
@@ -217,19 +220,15 @@ func (s *Sandbox) failureRow(p *payment) row {
 	r.put("intermediary_delta", xrp(decimal.New(x.Int64N(20_001)-10_000, -6)))
 	r.put("transfer_currency", "XRP")
 	r.put("venue_id", venue(x, cur.exchange))
-	r.put("ssa_account", strings.ToLower(p.sender.code+"_ssa_"+p.receiver.currency)+"@"+cur.exchange)
+	r.put("ssa_account", p.ssaAccount())
 	r.put("ssa_remote_transfer_id", newUUID(x))
 	r.put("ssa_transfer_amount", fiat(amount))
 	r.put("ssa_balance_change", fiat(amount))
 	r.put("ssa_transfer_currency", p.receiver.currency)
-	state := stateCompleted
-	switch x.IntN(20) {
-	case 0:
-		state = stateFailed
-	case 1, 2:
-		state = "PENDING"
+	r.put("ssa_transfer_state", stateCompleted) // funds recovered, unless a break is injected
+	if p.edit != nil && p.edit.failure != nil {
+		p.edit.failure(r)
 	}
-	r.put("ssa_transfer_state", state)
 	return r
 }
 

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,7 +25,7 @@ type Config struct {
 	Start          time.Time        // first generated day (truncated to its UTC midnight)
 	Days           int              // number of generated days (at least 1)
 	PaymentsPerDay int              // default 40
-	Now            func() time.Time // clock for token expiry, the 9-month rule and scheduled reports; default time.Now
+	Now            func() time.Time // clock for token expiry, the 9-month rule, scheduled reports and (read in New) the truth's as-of; default time.Now
 	PendingPolls   int              // GETs of a report that still answer PENDING (default 2; negative: ready at once)
 	TokenTTL       time.Duration    // default 1h
 	BreaksPerDay   int              // injected breaks of each rule kind per day (default 2; negative: none)
@@ -37,8 +38,9 @@ type Sandbox struct {
 	cfg    Config
 	start  int64 // first generated day, in days since the Unix epoch
 	days   int64
-	n      int                  // payments per day
-	breaks map[uint64]*injector // by dayKey; read-only after New
+	n      int                   // payments per day
+	breaks map[uint64]*injection // by dayKey; read-only after New
+	anchor time.Time             // Now at New: the as-of time of the truth
 	truth  Truth
 	mux    *http.ServeMux
 
@@ -89,6 +91,7 @@ func New(cfg Config) (*Sandbox, error) {
 		deleted: map[string]bool{}, sizes: map[string]int64{}, nets: map[string]decimal.Decimal{},
 		stmts: map[string]*statement{},
 	}
+	s.anchor = s.now()
 	s.injectBreaks()
 	s.routes()
 	return s, nil
@@ -220,9 +223,13 @@ func (s *Sandbox) reportDenied(w http.ResponseWriter, detail string) {
 	s.reportError(w, http.StatusUnauthorized, rptInvalid, "Unauthorized", detail)
 }
 
-// Truth lists the injected breaks, sorted by rule_id, payment_id, account.
+// Truth lists the injected breaks as a run with as_of AsOf over the
+// generated days sees them, each list sorted by rule_id, payment_id, account.
 type Truth struct {
-	Breaks []TruthBreak `json:"breaks"`
+	AsOf    time.Time    `json:"as_of"`   // the sandbox's Now when it was made
+	Breaks  []TruthBreak `json:"breaks"`  // what the rules must report, and nothing else
+	Pending []TruthBreak `json:"pending"` // unmatched items still inside their grace period at AsOf
+	Decoys  []TruthBreak `json:"decoys"`  // near misses no rule may report (an amount exactly at its tolerance)
 }
 
 // TruthBreak is one injected break: the key a rule reports it under.
@@ -234,13 +241,16 @@ type TruthBreak struct {
 
 // Truth returns the injected breaks.
 func (s *Sandbox) Truth() Truth {
-	return Truth{Breaks: append([]TruthBreak{}, s.truth.Breaks...)}
+	return Truth{AsOf: s.truth.AsOf, Breaks: slices.Clone(s.truth.Breaks),
+		Pending: slices.Clone(s.truth.Pending), Decoys: slices.Clone(s.truth.Decoys)}
 }
 
 // WriteJSON writes t as indented JSON, the ground-truth file of a run.
 func (t Truth) WriteJSON(w io.Writer) error {
-	if t.Breaks == nil {
-		t.Breaks = []TruthBreak{}
+	for _, l := range []*[]TruthBreak{&t.Breaks, &t.Pending, &t.Decoys} {
+		if *l == nil {
+			*l = []TruthBreak{}
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -47,10 +47,14 @@ type env struct {
 	clock *clock
 }
 
-// start serves a sandbox of 3 days from day0 (unless cfg says otherwise) on loopback.
+// start serves a sandbox of 3 days from day0 (unless cfg says otherwise) on
+// loopback; its clock starts at now0, or at cfg.Now() when given.
 func start(t *testing.T, cfg sandbox.Config) *env {
 	t.Helper()
 	c := &clock{t: now0}
+	if cfg.Now != nil {
+		c.t = cfg.Now()
+	}
 	if cfg.Start.IsZero() {
 		cfg.Start = day0
 	}
@@ -281,9 +285,10 @@ func TestCSVAndJSONAgree(t *testing.T) {
 
 // TestReportShape checks the columns and the data model: every column is
 // used, RECON has 2..5 rows per payment repeating the payment's amounts, and
-// some payments execute after midnight.
+// some payments execute after midnight. Injected breaks are off: they make
+// RECON disagree with PAYMENT_OPS on purpose.
 func TestReportShape(t *testing.T) {
-	e := start(t, sandbox.Config{PaymentsPerDay: 200})
+	e := start(t, sandbox.Config{PaymentsPerDay: 200, BreaksPerDay: -1})
 	w := window(t, "2026-10-01", "2026-10-03")
 	notSimulated := map[string]bool{"balance_result": true, "ssa_balance_result": true}
 	rows := map[string][]map[string]string{}
@@ -607,7 +612,7 @@ func TestStatementPaging(t *testing.T) {
 		t.Run(acct, func(t *testing.T) {
 			pages := e.statement(t, tok, acct, from, to, 7)
 			all := e.statement(t, tok, acct, from, to, extract.MaxStatementPage)
-			var ids, ids100 []string
+			var ids, ids100, jumps []string
 			bal := pages[0].OpeningBalance
 			prev := ""
 			for _, p := range pages {
@@ -617,7 +622,8 @@ func TestStatementPaging(t *testing.T) {
 				for _, c := range p.Transactions.Content {
 					ids = append(ids, c.TransactionID)
 					if bal = bal.Add(c.BalanceChange); !bal.Equal(c.BalanceResult) {
-						t.Errorf("entry %s: balance_result %s, chain gives %s", c.TransactionID, c.BalanceResult, bal)
+						jumps = append(jumps, c.TransactionID) // an injected chain break; the chain goes on from it
+						bal = c.BalanceResult
 					}
 					if key := c.CreatedAt + c.TransactionID; key < prev || c.CreatedAt < stamp(from) || c.CreatedAt >= stamp(to) {
 						t.Errorf("entry %s at %s out of order or window", c.TransactionID, c.CreatedAt)
@@ -640,6 +646,15 @@ func TestStatementPaging(t *testing.T) {
 			}
 			if !bal.Equal(pages[0].ClosingBalance) {
 				t.Errorf("closing %s, chain gives %s", pages[0].ClosingBalance, bal)
+			}
+			var want []string
+			for _, b := range e.s.Truth().Breaks {
+				if b.RuleID == "statement_balance_chain_break" && b.Account == acct {
+					want = append(want, b.PaymentID)
+				}
+			}
+			if diff := cmp.Diff(slices.Sorted(slices.Values(want)), slices.Sorted(slices.Values(jumps))); len(want) == 0 || diff != "" {
+				t.Errorf("entries breaking the chain differ from the truth's chain breaks (-truth +served):\n%s", diff)
 			}
 			// Windows join: a window's closing balance opens the next.
 			mid := day0.Add(36 * time.Hour)
@@ -669,8 +684,9 @@ func TestStatementPaging(t *testing.T) {
 	}
 }
 
-// TestTruthMatchesServedData applies the three rules, as the truth defines
-// them, to the data served over HTTP: they must find exactly the truth.
+// TestTruthMatchesServedData applies three rules, as the truth defines them,
+// to the data served over HTTP: they must find exactly the truth of those
+// rules. (pipeline's end-to-end test checks every rule kind.)
 func TestTruthMatchesServedData(t *testing.T) {
 	e := start(t, sandbox.Config{})
 	tok := e.token(t)
@@ -719,7 +735,13 @@ func TestTruthMatchesServedData(t *testing.T) {
 		return strings.Compare(a.RuleID+a.PaymentID+a.Account, b.RuleID+b.PaymentID+b.Account)
 	})
 	truth := e.s.Truth()
-	if diff := cmp.Diff(truth.Breaks, found); diff != "" {
+	var want []sandbox.TruthBreak
+	for _, b := range truth.Breaks {
+		if b.RuleID == "ops_missing_in_recon" || b.RuleID == "recon_missing_in_ops" || b.RuleID == "payment_missing_in_statement" {
+			want = append(want, b)
+		}
+	}
+	if diff := cmp.Diff(want, found); diff != "" {
 		t.Errorf("rules on served data differ from the truth (-truth +found):\n%s", diff)
 	}
 
@@ -731,14 +753,91 @@ func TestTruthMatchesServedData(t *testing.T) {
 		}
 		seen[b.PaymentID] = true
 	}
-	if want := (map[string]int{"ops_missing_in_recon": 6, "recon_missing_in_ops": 6, "payment_missing_in_statement": 6}); !cmp.Equal(perRule, want) {
-		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, want)
+	wantPerRule := map[string]int{}
+	for _, id := range []string{"ops_missing_in_recon", "recon_missing_in_ops", "ops_recon_amount_mismatch",
+		"payment_missing_in_statement", "statement_entry_without_payment", "statement_amount_mismatch",
+		"statement_balance_chain_break", "failed_payment_unrecovered", "duplicate_end_to_end_id", "fx_rate_outlier"} {
+		wantPerRule[id] = 6
+	}
+	if !cmp.Equal(perRule, wantPerRule) {
+		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, wantPerRule)
+	}
+	if len(truth.Pending) != 0 || len(truth.Decoys) != 6 || !truth.AsOf.Equal(now0) {
+		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 6 decoys",
+			truth.AsOf, len(truth.Pending), len(truth.Decoys), now0)
 	}
 	var buf bytes.Buffer
 	if err := truth.WriteJSON(&buf); err != nil || !json.Valid(buf.Bytes()) {
 		t.Errorf("WriteJSON: %v", err)
 	}
-	if none := start(t, sandbox.Config{BreaksPerDay: -1}).s.Truth(); len(none.Breaks) != 0 {
-		t.Errorf("BreaksPerDay -1 injected %d breaks", len(none.Breaks))
+	if none := start(t, sandbox.Config{BreaksPerDay: -1}).s.Truth(); len(none.Breaks)+len(none.Pending)+len(none.Decoys) != 0 {
+		t.Errorf("BreaksPerDay -1 injected %+v", none)
+	}
+}
+
+// TestGraceEdges checks the items placed around the truth's as-of time: each
+// rule with a grace period has a break due shortly before it and a pending
+// item due shortly after it, and every item sits on the side the truth says.
+func TestGraceEdges(t *testing.T) {
+	asOf := day0.Add(54 * time.Hour) // grace periods of 24 h end inside the generated days
+	e := start(t, sandbox.Config{Now: func() time.Time { return asOf }, PaymentsPerDay: 400})
+	tok := e.token(t)
+	w := window(t, "2026-10-01", "2026-10-03")
+	settled := map[string]time.Time{} // payment id -> executed_at, or execution_timestamp of a failure
+	parse := func(v string) time.Time {
+		at, err := time.Parse(extract.TimeFormat, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	for typ, col := range map[string]string{extract.ReportPaymentOps: "executed_at", extract.ReportFailureConversion: "execution_timestamp"} {
+		status, b := e.fetchReport(t, tok, typ, extract.FormatCSV, w)
+		if status != 200 {
+			t.Fatalf("%s: %d", typ, status)
+		}
+		for _, r := range readCSV(t, b) {
+			if r[col] != "" {
+				settled[r["network_payment_id"]] = parse(r[col])
+			}
+		}
+	}
+	for _, acct := range e.s.Accounts() { // entries whose payment left the reports
+		for _, p := range e.statement(t, tok, acct, w.Start(), w.End().AddDate(0, 0, 1), 100) {
+			for _, c := range p.Transactions.Content {
+				settled[c.TransactionID] = parse(c.CreatedAt)
+			}
+		}
+	}
+	truth := e.s.Truth()
+	graceRules := []string{"payment_missing_in_statement", "statement_entry_without_payment", "failed_payment_unrecovered"}
+	justPast, justInside := map[string]bool{}, map[string]bool{}
+	for _, l := range []struct {
+		items   []sandbox.TruthBreak
+		pending bool
+	}{{truth.Breaks, false}, {truth.Pending, true}} {
+		for _, b := range l.items {
+			if !slices.Contains(graceRules, b.RuleID) {
+				continue
+			}
+			at, ok := settled[b.PaymentID]
+			if !ok {
+				t.Fatalf("%s %s: no settlement time served", b.RuleID, b.PaymentID)
+			}
+			due := at.Add(24 * time.Hour)
+			if due.After(asOf) != l.pending {
+				t.Errorf("%s %s due %s: pending=%v at %s", b.RuleID, b.PaymentID, stamp(due), l.pending, stamp(asOf))
+			}
+			if d := due.Sub(asOf); d > 0 && d <= time.Hour {
+				justInside[b.RuleID] = true
+			} else if d <= 0 && d > -time.Hour {
+				justPast[b.RuleID] = true
+			}
+		}
+	}
+	for _, r := range graceRules {
+		if !justPast[r] || !justInside[r] {
+			t.Errorf("%s: item due within an hour before %s: %v, after: %v", r, stamp(asOf), justPast[r], justInside[r])
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 type entry struct {
 	id, typ, state, e2e, internal, hash, sender, receiver string
 	change, balance                                       decimal.Decimal
+	jump                                                  decimal.Decimal // moves the balance beside change: an injected chain break
 	at                                                    time.Time
 }
 
@@ -40,6 +41,9 @@ func (s *Sandbox) entries(a *account, from, to time.Time) []entry {
 			hash: p.hash, sender: p.sender.addr(), receiver: p.receiver.addr(), change: p.received, at: p.executed}
 		if p.out {
 			e.change = p.sent.Neg()
+		}
+		if p.edit != nil && p.edit.entry != nil {
+			p.edit.entry(&e)
 		}
 		es = append(es, e)
 		return nil
@@ -87,7 +91,7 @@ func (s *Sandbox) balanceAt(a *account, t time.Time) decimal.Decimal {
 		s.mu.Unlock()
 		if !ok {
 			for _, e := range s.entries(a, dayTime(d), dayTime(d+1)) {
-				net = net.Add(e.change)
+				net = net.Add(e.change).Add(e.jump)
 			}
 			s.mu.Lock()
 			s.nets[key] = net
@@ -96,7 +100,7 @@ func (s *Sandbox) balanceAt(a *account, t time.Time) decimal.Decimal {
 		b = b.Add(net)
 	}
 	for _, e := range s.entries(a, dayTime(day), t) {
-		b = b.Add(e.change)
+		b = b.Add(e.change).Add(e.jump)
 	}
 	return b
 }
@@ -113,7 +117,7 @@ func (s *Sandbox) statement(a *account, from, to time.Time) *statement {
 	st = &statement{opening: s.balanceAt(a, from), entries: s.entries(a, from, to)}
 	st.closing = st.opening
 	for i := range st.entries {
-		st.closing = st.closing.Add(st.entries[i].change)
+		st.closing = st.closing.Add(st.entries[i].change).Add(st.entries[i].jump)
 		st.entries[i].balance = st.closing
 	}
 	s.mu.Lock()

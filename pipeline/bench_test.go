@@ -1,0 +1,71 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"recon/extract"
+	"recon/extract/sandbox"
+	"recon/pipeline"
+)
+
+// BenchmarkCatalogue runs the pipeline over a 7-day sandbox of growing size
+// and reports the time of the rules stage (the whole catalogue) and the
+// precision and recall of the breaks against the sandbox's truth:
+//
+//	go test -tags duckdb_arrow ./pipeline/ -run '^$' -bench Catalogue -benchtime 1x
+func BenchmarkCatalogue(b *testing.B) {
+	for _, perDay := range []int{1_000, 14_286} { // about 7,000 and 100,000 payments
+		b.Run(fmt.Sprintf("payments=%d", perDay*7), func(b *testing.B) {
+			for range b.N {
+				benchRun(b, perDay)
+			}
+		})
+	}
+}
+
+func benchRun(b *testing.B, perDay int) {
+	b.StopTimer()
+	sb, err := sandbox.New(sandbox.Config{Seed: 7, Start: day0, Days: 7, PaymentsPerDay: perDay, PendingPolls: -1,
+		Now: func() time.Time { return now }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := newEnvFor(b, sb)
+	start := time.Now()
+	e.cfg.Now = func() time.Time { return now.Add(time.Since(start)) } // stage times are real
+	e.cfg.Extract.PollInterval = time.Millisecond
+	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 6))
+	b.StartTimer()
+	res, err := pipeline.Run(context.Background(), e.cfg, w)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	db := openRO(b, e.cfg.DB)
+	var rulesSeconds, loadSeconds float64
+	if err := db.QueryRow(`SELECT
+			max(epoch(finished_at - started_at)) FILTER (WHERE stage = 'rules'),
+			max(epoch(finished_at - started_at)) FILTER (WHERE stage = 'load')
+		FROM run_stages WHERE run_id = ?`, res.RunID).Scan(&rulesSeconds, &loadSeconds); err != nil {
+		b.Fatal(err)
+	}
+	truth := map[key]bool{}
+	for _, t := range sb.Truth().Breaks {
+		truth[key{t.RuleID, t.PaymentID, t.Account}] = true
+	}
+	got := openBreaks(b, e.cfg.DB)
+	hits := 0
+	for _, k := range got {
+		if truth[k] {
+			hits++
+		}
+	}
+	b.ReportMetric(rulesSeconds, "rules-s")
+	b.ReportMetric(loadSeconds, "load-s")
+	b.ReportMetric(float64(hits)/float64(len(got)), "precision")
+	b.ReportMetric(float64(hits)/float64(len(truth)), "recall")
+	b.ReportMetric(float64(len(truth)), "injected")
+}

@@ -1,0 +1,42 @@
+-- id: duplicate_end_to_end_id
+-- severity: P3
+-- description: One end_to_end_id from one sender (network address) on more than one distinct REGULAR payment.
+-- reads: payment_ops, statement_entries
+--
+-- Reports carry no payment_type: a payment is taken as REGULAR unless its
+-- statement entry says it returns another payment. The break is keyed on the
+-- sender and the id, and dated by the second payment that used it.
+WITH regular AS (
+    SELECT
+        o.*,
+        split_part(o.sender_address, '@', 2) AS sender_node
+    FROM payment_ops o
+    WHERE o.end_to_end_id IS NOT NULL
+      AND NOT EXISTS (
+          SELECT 1 FROM statement_entries e
+          WHERE e.transaction_id = o.network_payment_id AND e.returns_payment_with_id IS NOT NULL)
+),
+ranked AS (
+    SELECT
+        *,
+        row_number() OVER same_id AS n,
+        count(*) OVER (PARTITION BY sender_node, end_to_end_id) AS copies,
+        first_value(network_payment_id) OVER same_id AS first_payment,
+        first_value('PAYMENT_OPS report ' || report_id || ' line ' || source_line) OVER same_id AS first_source
+    FROM regular
+    WINDOW same_id AS (PARTITION BY sender_node, end_to_end_id ORDER BY quote_ts, network_payment_id)
+)
+SELECT
+    sender_node || '|' || end_to_end_id AS break_key,
+    quote_ts AS event_at,
+    network_payment_id AS payment_id,
+    end_to_end_id,
+    sender_address AS account,
+    sent_currency AS currency,
+    sent_amount AS actual,
+    copies || ' payments of sender ' || sender_node || ' use this end_to_end_id; the first is ' || first_payment AS detail,
+    first_source AS left_source,
+    'PAYMENT_OPS report ' || report_id || ' line ' || source_line AS right_source
+FROM ranked
+WHERE n = 2
+  AND quote_ts >= $window_start AND quote_ts < $window_end

@@ -1,0 +1,31 @@
+-- id: fx_rate_outlier
+-- severity: P4
+-- description: For a cross-currency payment with fx_spot_rate, received_amount / sent_amount deviates from the rate by more than a threshold.
+-- reads: payment_ops
+-- param: threshold_bps DECIMAL(38,12) = 200  (largest deviation that is not a break, in basis points of sent_amount * fx_spot_rate)
+--
+-- Compared without division, exactly: |received - sent * rate| * 10000 > threshold_bps * sent * rate.
+WITH quoted AS (
+    SELECT *, CAST(sent_amount * fx_spot_rate AS DECIMAL(38,12)) AS at_spot
+    FROM payment_ops
+    WHERE quote_ts >= $window_start AND quote_ts < $window_end
+      AND fx_spot_rate IS NOT NULL
+      AND upper(sent_currency) <> upper(received_currency)
+)
+SELECT
+    network_payment_id AS break_key,
+    quote_ts AS event_at,
+    network_payment_id AS payment_id,
+    end_to_end_id,
+    sender_address AS account,
+    received_currency AS currency,
+    at_spot AS expected,
+    received_amount AS actual,
+    'received ' || amount_text(received_amount) || ' ' || received_currency || ' for ' || amount_text(sent_amount) || ' '
+        || sent_currency || '; at fx_spot_rate ' || amount_text(fx_spot_rate) || ' that is ' || amount_text(at_spot)
+        || ', ' || round(CAST(abs(received_amount - at_spot) * 10000 AS DOUBLE) / CAST(at_spot AS DOUBLE), 2)
+        || ' bps off' AS detail, -- the bps figure is text for people; the test below is exact
+    'PAYMENT_OPS report ' || report_id || ' line ' || source_line AS left_source
+FROM quoted
+WHERE abs(received_amount - at_spot) * 10000
+    > CAST(CAST($threshold_bps AS DECIMAL(38,12)) AS DECIMAL(18,4)) * at_spot
