@@ -47,7 +47,7 @@ func SaveInputs(ctx context.Context, db *sql.DB, runDir string, catalogue []rule
 		}
 	}
 	for _, r := range catalogue {
-		if err := os.WriteFile(filepath.Join(runDir, filepath.FromSlash(RulesDir), path.Base(r.File)), []byte(r.SQL), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(runDir, filepath.FromSlash(RulesDir), path.Base(r.File)), []byte(r.Text), 0o644); err != nil {
 			return fmt.Errorf("save rule %s: %w", r.ID, err)
 		}
 	}

@@ -60,7 +60,7 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 	if err := output.Fetch(ctx, store, prefix, m, dir, output.InputsDir+"/"); err != nil {
 		return r, fmt.Errorf("replay %s: fetch inputs: %w", runID, err)
 	}
-	catalogue, err := rules.Load(os.DirFS(filepath.Join(dir, filepath.FromSlash(output.RulesDir))))
+	catalogue, err := rules.Load(rules.Dir{Name: "archived", FS: os.DirFS(filepath.Join(dir, filepath.FromSlash(output.RulesDir)))})
 	if err != nil {
 		return r, fmt.Errorf("replay %s: archived rules: %w", runID, err)
 	}
@@ -89,6 +89,7 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 	}
 	if _, err := rules.Apply(ctx, db, catalogue, rules.Run{
 		ID: m.Run.ID, Window: m.Run.Window, AsOf: m.Run.AsOf, Accounts: m.Run.Accounts, Params: m.Run.Params,
+		Gaps: gaps(files),
 	}); err != nil {
 		return r, fmt.Errorf("replay %s: rules: %w", runID, err)
 	}

@@ -53,6 +53,7 @@ type Rule struct {
 	Reads       []string // tables the rule reads; a gap in one holds the rule (see Gap)
 	Params      []Param  // declared parameters, then the implicit escalation ones not redeclared
 	SQL         string   // the whole file, without a trailing semicolon
+	Text        string   // the file exactly as read; SHA256 is its hash
 	File        string   // folder name and file name, for messages
 	SHA256      string   // hex hash of the file, recorded in manifests
 }
@@ -131,7 +132,7 @@ func Load(dirs ...Dir) ([]Rule, error) {
 // name must be <id>.sql.
 func Parse(file, text string) (Rule, error) {
 	sum := sha256.Sum256([]byte(text))
-	r := Rule{File: file, SHA256: hex.EncodeToString(sum[:])}
+	r := Rule{File: file, Text: text, SHA256: hex.EncodeToString(sum[:])}
 	r.SQL = strings.TrimRight(strings.TrimSpace(text), ";")
 	var errs []error
 	fail := func(line int, format string, args ...any) {
