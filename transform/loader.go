@@ -69,6 +69,8 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 	}
 	defer conn.Close()
 	var st Stats
+	trace := traceOf(ctx)
+	trace.started(len(files))
 	for i := 0; i < len(files); i++ {
 		f := files[i]
 		var fs FileStats
@@ -89,6 +91,7 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 		}
 		l.log.Info("loaded", "source", f.Source, "file", f.Path, "rows", fs.Rows, "quarantined", fs.Quarantined)
 		st.Files = append(st.Files, fs)
+		trace.loaded(fs)
 	}
 	return st, nil
 }
