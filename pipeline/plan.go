@@ -1,9 +1,14 @@
 package pipeline
 
 import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"recon/extract"
+	"recon/rules"
 )
 
 // Plan is what a run would do, worked out without any request or write.
@@ -33,7 +38,7 @@ func PlanRun(cfg Config, w extract.Window) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	catalogue, err := loadRules(cfg.RulesDir)
+	catalogue, err := Catalogue(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -42,4 +47,27 @@ func PlanRun(cfg Config, w extract.Window) (*Plan, error) {
 		p.Rules = append(p.Rules, r.ID)
 	}
 	return p, nil
+}
+
+// Catalogue loads the rules a run applies (the built-in ones, then those of
+// cfg.RulesDir) and checks that every override in cfg.Params names a
+// parameter of one of them.
+func Catalogue(cfg Config) ([]rules.Rule, error) {
+	catalogue, err := loadRules(cfg.RulesDir)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, r := range catalogue {
+		for _, p := range r.Params {
+			known[r.ID+"."+p.Name] = true
+		}
+	}
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(cfg.Params)) {
+		if !known[k] {
+			errs = append(errs, fmt.Errorf("rule parameter %s: no rule has it (recon rules list shows them)", k))
+		}
+	}
+	return catalogue, errors.Join(errs...)
 }

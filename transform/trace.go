@@ -6,8 +6,8 @@ import "context"
 // net/http/httptrace: a progress display sets them with WithTrace. Nil hooks
 // are skipped.
 type Trace struct {
-	Started func(files int)       // Load starts on files raw files
-	Loaded  func(stats FileStats) // a report, or a statement slice, was loaded
+	Started func(files int)                  // Load starts on files raw files
+	Loaded  func(stats FileStats, files int) // a report, or a statement slice of files pages, was loaded
 }
 
 type traceKey struct{}
@@ -31,8 +31,8 @@ func (t *Trace) started(files int) {
 	}
 }
 
-func (t *Trace) loaded(fs FileStats) {
+func (t *Trace) loaded(fs FileStats, files int) {
 	if t.Loaded != nil {
-		t.Loaded(fs)
+		t.Loaded(fs, files)
 	}
 }
