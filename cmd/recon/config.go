@@ -128,7 +128,12 @@ func readConfigFile(path string) configFile {
 	}
 	var raw map[string]any
 	if _, err := toml.DecodeFile(path, &raw); err != nil {
-		cf.problems = append(cf.problems, fmt.Errorf("config file: %w", err))
+		// A parse error quotes the text it stumbled on: never the secret's.
+		var pe toml.ParseError
+		if errors.As(err, &pe) && pe.LastKey == "client_secret" {
+			err = fmt.Errorf("line %d: the value of client_secret is malformed (not shown)", pe.Position.Line)
+		}
+		cf.problems = append(cf.problems, fmt.Errorf("config file %s: %w", path, err))
 		return cf
 	}
 	known := map[string]bool{}
@@ -208,7 +213,7 @@ func scalar(v any) (string, error) {
 	case bool:
 		return strconv.FormatBool(v), nil
 	}
-	return "", fmt.Errorf("unsupported value %v", v)
+	return "", fmt.Errorf("want a string, number or boolean, not a %T", v)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -118,7 +118,8 @@ func exitFor(res *pipeline.Result, failOnBreaks bool) error {
 func printPlan(w io.Writer, cfg pipeline.Config, p *pipeline.Plan) {
 	fmt.Fprintf(w, "plan (dry run: nothing is called, nothing is written)\n")
 	fmt.Fprintf(w, "  reconcile %s (%d days); statements over %s\n", p.Reports, p.Reports.Days(), p.Statements)
-	chunks := 0
+	chunks := map[string]int{}
+	var types []string
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, c := range p.Calls {
 		what := c.What
@@ -127,12 +128,18 @@ func printPlan(w io.Writer, cfg pipeline.Config, p *pipeline.Plan) {
 			what += " " + c.Account + " " + c.Window.String()
 		case !c.Window.From.IsZero():
 			what += " " + c.Window.String()
-			chunks++
+			if chunks[c.What] == 0 {
+				types = append(types, c.What)
+			}
+			chunks[c.What]++
 		}
 		fmt.Fprintf(tw, "  %s\t%s\tthen %s\n", what, c.Request, c.Then)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "  %d report chunks of at most %d days; at least %d requests\n", chunks, extract.MaxReportDays, len(p.Calls))
+	for _, t := range types {
+		fmt.Fprintf(w, "  %s: %d chunks of at most %d days\n", t, chunks[t], extract.MaxReportDays)
+	}
+	fmt.Fprintf(w, "  at least %d requests\n", len(p.Calls))
 	fmt.Fprintf(w, "  rules (%d): %s\n", len(p.Rules), strings.Join(p.Rules, ", "))
 	fmt.Fprintf(w, "  database: %s (a working copy, published when the run succeeds)\n  archive:  %s\n", cfg.DB, cfg.ArchiveURL)
 	if cfg.MetricsFile != "" {
