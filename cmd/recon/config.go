@@ -77,6 +77,8 @@ var (
 	}
 	scheduleSettings = []*setting{
 		{key: "cron", flag: "cron", def: pipeline.DefaultSchedule.Cron, help: "when the nightly run fires, five-field cron in UTC"},
+	}
+	nightlySettings = []*setting{
 		{key: "recheck_days", flag: "recheck-days", def: strconv.Itoa(pipeline.DefaultSchedule.RecheckDays), help: "days before yesterday reconciled again each night"},
 		{key: "catch_up_days", flag: "catch-up-days", def: strconv.Itoa(pipeline.DefaultSchedule.CatchUpDays), help: "the most days a run reaches back to catch up missed days"},
 	}
@@ -84,7 +86,7 @@ var (
 		{key: "log_format", flag: "log-format", def: "auto", help: "log format: auto (text on a terminal, JSON otherwise), text or json"},
 		{key: "log_level", flag: "log-level", def: "info", help: "log level: debug, info, warn or error"},
 	}
-	allSettings = slices.Concat(dbSettings, workSettings, storeSettings, rulesSettings, runSettings, scheduleSettings, logSettings)
+	allSettings = slices.Concat(dbSettings, workSettings, storeSettings, rulesSettings, runSettings, scheduleSettings, nightlySettings, logSettings)
 )
 
 // addFlags registers the settings' flags on fs. Defaults shown are the

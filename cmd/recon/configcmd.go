@@ -73,7 +73,7 @@ no problem, 2 otherwise.`,
 			return &codeError{exitUsage, fmt.Errorf("the configuration has %d problems", len(problems))}
 		},
 	}
-	addFlags(check.Flags(), dbSettings, workSettings, storeSettings, rulesSettings, runSettings, scheduleSettings)
+	addFlags(check.Flags(), dbSettings, workSettings, storeSettings, rulesSettings, runSettings, scheduleSettings, nightlySettings)
 	cmd.AddCommand(check)
 	return cmd
 }

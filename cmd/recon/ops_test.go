@@ -499,3 +499,27 @@ func TestConfigFileSecretNeverShown(t *testing.T) {
 		}
 	}
 }
+
+// TestRunNightly: run --nightly plans what a nightly firing would run:
+// from the day after the last complete run (within --catch-up-days) to yesterday.
+func TestRunNightly(t *testing.T) {
+	newNetwork(t, 3)
+	if code, _, stderr := run(t, runArgs...); code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "run", "--nightly", "--catch-up-days", "270", "--dry-run")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	yesterday := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	from := time.Date(2026, 10, 4, 0, 0, 0, 0, time.UTC) // the day after the last complete run
+	if floor := yesterday.AddDate(0, 0, -269); from.Before(floor) {
+		from = floor
+	}
+	if want := "reconcile " + from.Format(extract.DateLayout) + ".." + yesterday.Format(extract.DateLayout); !strings.Contains(stdout, want) {
+		t.Errorf("plan lacks %q:\n%s", want, stdout)
+	}
+	if code, _, _ := run(t, "run", "--nightly", "--from", "yesterday"); code != exitUsage {
+		t.Errorf("--nightly with --from: exit %d, want %d", code, exitUsage)
+	}
+}

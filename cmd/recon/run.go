@@ -19,14 +19,19 @@ import (
 
 func (a *app) runCmd() *cobra.Command {
 	var from, to string
-	var failOnBreaks, dryRun bool
+	var failOnBreaks, dryRun, nightly bool
 	cmd := &cobra.Command{
-		Use:   "run --from DATE --to DATE",
+		Use:   "run (--from DATE --to DATE | --nightly)",
 		Short: "Extract, load, reconcile, report and archive one date range",
 		Long: `run reconciles the UTC days from --from to --to (both inclusive): it requests the
 reports for the range, pulls the statements of RECON_ACCOUNTS, loads everything into
 a working copy of the DuckDB file, runs the rules, archives the break reports and
 only then replaces the published file. Dates are YYYY-MM-DD, today or yesterday.
+
+--nightly reconciles what one firing of 'recon schedule' would: yesterday and the
+--recheck-days days before it, reaching back to catch up the days missed since the
+last complete run (at most --catch-up-days days). It is the command for a systemd
+timer or a Kubernetes CronJob.
 
 --dry-run prints the plan (report chunks, the requests extraction begins with, the
 rules) and calls nothing.
@@ -37,16 +42,25 @@ the holder. On SIGTERM or Ctrl-C a run that has not started publishing is discar
 		Example: `  recon run --from 2026-10-01 --to 2026-10-31
   recon run --from yesterday --to yesterday --fail-on-breaks
   recon run --from 2026-01-01 --to 2026-07-19 --dry-run
+  recon run --nightly --metrics-file /var/lib/node_exporter/textfile/recon.prom
   RECON_CONFIG=/etc/recon/recon.toml recon run --from yesterday --to today`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w, err := window(from, to, time.Now())
-			if err != nil {
-				return err
+			var w extract.Window
+			var err error
+			if !nightly {
+				if w, err = window(from, to, time.Now()); err != nil {
+					return err
+				}
 			}
 			cfg, err := a.pipelineConfig(cmd)
 			if err != nil {
 				return err
+			}
+			if nightly { // after the configuration: the window depends on it
+				if w, err = a.nightlyWindow(cmd, cfg, from, to); err != nil {
+					return err
+				}
 			}
 			if dryRun {
 				p, err := pipeline.PlanRun(cfg, w)
@@ -70,7 +84,8 @@ the holder. On SIGTERM or Ctrl-C a run that has not started publishing is discar
 	cmd.Flags().StringVar(&to, "to", "", "last UTC day (inclusive)")
 	cmd.Flags().BoolVar(&failOnBreaks, "fail-on-breaks", false, "exit 4 when open breaks remain in the window")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan and call nothing")
-	addFlags(cmd.Flags(), dbSettings, workSettings, storeSettings, rulesSettings, runSettings)
+	cmd.Flags().BoolVar(&nightly, "nightly", false, "reconcile the window of a nightly run (instead of --from and --to)")
+	addFlags(cmd.Flags(), dbSettings, workSettings, storeSettings, rulesSettings, runSettings, nightlySettings)
 	return cmd
 }
 
@@ -83,6 +98,25 @@ func runError(ctx context.Context, err error) error {
 		return fmt.Errorf("not started: %w", err)
 	}
 	return err
+}
+
+// nightlyWindow is the window of run --nightly.
+func (a *app) nightlyWindow(cmd *cobra.Command, cfg pipeline.Config, from, to string) (extract.Window, error) {
+	if from != "" || to != "" {
+		return extract.Window{}, usageErr("--nightly takes no --from or --to")
+	}
+	if err := cfg.Schedule.Validate(); err != nil {
+		return extract.Window{}, usageErr("configuration:\n%v", err)
+	}
+	last, err := pipeline.LastComplete(cmd.Context(), cfg.DB)
+	if err != nil {
+		return extract.Window{}, err
+	}
+	w, skipped := pipeline.NightlyWindow(time.Now(), last, cfg.Schedule)
+	if skipped != nil {
+		a.log.Warn("missed days beyond the catch-up limit are not reconciled; run them by hand", "days", skipped.String())
+	}
+	return w, nil
 }
 
 func window(from, to string, now time.Time) (extract.Window, error) {

@@ -42,6 +42,6 @@ publishing finishes, and the process exits 0.`,
 			return s.Serve(cmd.Context())
 		},
 	}
-	addFlags(cmd.Flags(), dbSettings, workSettings, storeSettings, rulesSettings, runSettings, scheduleSettings)
+	addFlags(cmd.Flags(), dbSettings, workSettings, storeSettings, rulesSettings, runSettings, scheduleSettings, nightlySettings)
 	return cmd
 }
