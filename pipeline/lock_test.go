@@ -79,3 +79,17 @@ func total(m map[string]int) int {
 	}
 	return n
 }
+
+// TestArchiveRunFailsFastWhenLocked: completing an archive rewrites the
+// published file, so it waits for no one either.
+func TestArchiveRunFailsFastWhenLocked(t *testing.T) {
+	e := newEnv(t, 1)
+	held, err := pipeline.TryLock(pipeline.WriterLockPath(e.cfg.DB), "recon run (the first writer)", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	if _, err := pipeline.ArchiveRun(context.Background(), e.cfg, "r-20261012T060000Z"); !errors.Is(err, pipeline.ErrLocked) {
+		t.Fatalf("ArchiveRun: %v, want ErrLocked", err)
+	}
+}
