@@ -196,6 +196,8 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 		})
 	}
 
+	trace := traceOf(ctx)
+	trace.planned(len(jobs))
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	outs := make([]outcome, len(jobs))
@@ -215,6 +217,7 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 				return
 			}
 			outs[i] = out
+			trace.jobDone()
 		})
 	}
 	wg.Wait()

@@ -88,6 +88,7 @@ func (c *Client) WaitReport(ctx context.Context, id string) (Report, error) {
 		if err != nil {
 			return Report{}, timedOut(err)
 		}
+		traceOf(ctx).polled(id, r.Status)
 		switch r.Status {
 		case StatusReady, StatusEmpty, StatusFailed:
 			return r, nil
@@ -138,7 +139,7 @@ func (c *Client) DownloadReport(ctx context.Context, r Report, dir string, sourc
 			f.Status = StatusEmpty
 			return nil
 		}
-		sum, n, err := writeFile(name, resp.Body, resp.ContentLength)
+		sum, n, err := writeFile(name, traceOf(ctx).reader(resp.Body), resp.ContentLength)
 		f.Status, f.Path, f.SHA256, f.Size = StatusReady, rel, sum, n
 		return err
 	})

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"recon/output"
 )
@@ -35,7 +36,8 @@ type Archived struct {
 // URL set, the archive reason dropped, complete when no other reason is
 // left) and removes the folder. It is safe to repeat: a run already archived
 // is only recorded. A run missing from the ledger was never published and is
-// refused. It needs cfg's DB, ArchiveURL, S3 and WorkDir.
+// refused. It needs cfg's DB, ArchiveURL, S3 and WorkDir, and holds the
+// writer lock of cfg.DB like Run.
 func ArchiveRun(ctx context.Context, cfg Config, runID string) (*Archived, error) {
 	if runID == "" || !filepath.IsLocal(runID) || filepath.Base(runID) != runID {
 		return nil, fmt.Errorf("run id %q is not a run folder name", runID)
@@ -44,6 +46,12 @@ func ArchiveRun(ctx context.Context, cfg Config, runID string) (*Archived, error
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// It rewrites the published file, as a run does: one writer at a time.
+	lock, err := TryLock(WriterLockPath(cfg.DB), cfg.Command, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
 	runDir := filepath.Join(cfg.WorkDir, runID)
 	if err := inLedger(ctx, cfg.DB, runID); err != nil {
 		return nil, fmt.Errorf("%w; it is not archived (its folder is %s)", err, runDir)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
@@ -28,6 +29,10 @@ type Config struct {
 	Version    string
 	Now        func() time.Time
 	Logger     *slog.Logger
+
+	Command     string   // what the process is, for the lock holder another writer is told about
+	MetricsFile string   // Prometheus text file written after each run ("" : none)
+	Schedule    Schedule // `recon schedule` only
 }
 
 // Validate reports every problem of the configuration at once.
@@ -47,6 +52,15 @@ func (c Config) Validate() error {
 	need(c.Extract.Audience, "RECON_AUDIENCE")
 	need(c.Extract.ReportingURL, "RECON_REPORTING_URL")
 	need(c.Extract.ServerURL, "RECON_SERVER_URL")
+	for _, u := range [][2]string{{c.Extract.AuthURL, "RECON_AUTH_URL"}, {c.Extract.ReportingURL, "RECON_REPORTING_URL"},
+		{c.Extract.ServerURL, "RECON_SERVER_URL"}, {c.Extract.LiquidationURL, "RECON_LIQUIDATION_URL"}} {
+		if p, err := url.Parse(u[0]); u[0] != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
+			errs = append(errs, fmt.Errorf("%s %q is not an http(s) URL", u[1], u[0]))
+		}
+	}
+	if u := c.Extract.ServerURL; u != "" && !strings.HasSuffix(strings.TrimRight(u, "/"), "/v4") {
+		errs = append(errs, fmt.Errorf("RECON_SERVER_URL %q must end in /v4", u))
+	}
 	if len(c.Accounts) == 0 {
 		errs = append(errs, errors.New("RECON_ACCOUNTS lists no account"))
 	}

@@ -49,22 +49,40 @@ func StatementWindow(w extract.Window, now time.Time) extract.Window {
 
 // Run reconciles the window: extract, load, rules, report, archive, and
 // finally publish the DuckDB file. Any error leaves the published file and
-// the archive as they were.
+// the archive as they were. It holds the writer lock of cfg.DB throughout
+// (failing at once with a *LockError if another process holds it) and
+// writes cfg.MetricsFile at the end, whatever the outcome.
 func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	lock, err := TryLock(WriterLockPath(cfg.DB), cfg.Command, cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	started := cfg.Now()
+	res, err := run(ctx, cfg, w)
+	if cfg.MetricsFile != "" {
+		if merr := writeMetrics(context.WithoutCancel(ctx), cfg, res, err, started, cfg.Now()); merr != nil {
+			cfg.Logger.Warn("metrics file not written", "file", cfg.MetricsFile, "err", merr)
+		}
+	}
+	return res, err
+}
+
+func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
+	now, log := cfg.Now, cfg.Logger
 	started := now().UTC()
 	res := &Result{RunID: RunID(started), Window: w, Verdict: output.Complete, DB: cfg.DB}
 	log = log.With("run_id", res.RunID)
+	cfg.Extract.Logger = log
 	runDir := filepath.Join(cfg.WorkDir, res.RunID)
 	rawDir := filepath.Join(runDir, output.InputsDir)
 	if err := os.MkdirAll(rawDir, 0o755); err != nil {
@@ -99,9 +117,7 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		if err != nil {
 			return 0, err
 		}
-		ex, err := client.Extract(ctx, extract.Request{
-			Reports: w, Statements: StatementWindow(w, started), Accounts: cfg.Accounts, Format: cfg.Format,
-		}, rawDir)
+		ex, err := client.Extract(ctx, extractRequest(cfg, w, started), rawDir)
 		if err != nil {
 			return 0, err
 		}
@@ -177,6 +193,13 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		info.Rules = append(info.Rules, output.RuleRef{ID: r.ID, Severity: r.Severity, SHA256: r.SHA256})
 	}
 
+	// From here the run commits: once asked to stop, it finishes report,
+	// archive, ledger and publish rather than leave half a run.
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("stopped before publishing: %w", context.Cause(ctx))
+	}
+	ctx = context.WithoutCancel(ctx)
+
 	// Report and archive. A failed upload makes the run incomplete but still
 	// publishes the database: the reports are right, only their archived copy
 	// is missing, and the run folder stays in the work folder until
@@ -221,6 +244,11 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		log.Warn("could not remove the run folder", "dir", runDir, "err", err)
 	}
 	return res, nil
+}
+
+// extractRequest is what a run over w asks of extract, started at started.
+func extractRequest(cfg Config, w extract.Window, started time.Time) extract.Request {
+	return extract.Request{Reports: w, Statements: StatementWindow(w, started), Accounts: cfg.Accounts, Format: cfg.Format}
 }
 
 type stage struct {

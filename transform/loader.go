@@ -69,8 +69,10 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 	}
 	defer conn.Close()
 	var st Stats
+	trace := traceOf(ctx)
+	trace.started(len(files))
 	for i := 0; i < len(files); i++ {
-		f := files[i]
+		f, first := files[i], i
 		var fs FileStats
 		if t, ok := TableFor(f.Source); ok {
 			fs, err = l.loadReport(ctx, conn, t, f)
@@ -89,6 +91,7 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 		}
 		l.log.Info("loaded", "source", f.Source, "file", f.Path, "rows", fs.Rows, "quarantined", fs.Quarantined)
 		st.Files = append(st.Files, fs)
+		trace.loaded(fs, i+1-first)
 	}
 	return st, nil
 }

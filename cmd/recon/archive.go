@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -10,70 +10,29 @@ import (
 	"recon/pipeline"
 )
 
-// s3Settings are the archive settings beyond RECON_ARCHIVE_URL; the rest
-// (credentials, region, endpoint, retries) is the AWS SDK's standard chain.
-type s3Settings struct {
-	pathStyle, sse, kmsKey *string
-}
-
-func newS3Settings(s *settings) *s3Settings {
-	return &s3Settings{
-		pathStyle: s.add("s3-force-path-style", "RECON_S3_FORCE_PATH_STYLE", "false", "address S3 buckets in the path (S3-compatible servers)"),
-		sse:       s.add("s3-sse", "RECON_S3_SSE", "", "server-side encryption of archived objects: AES256 or aws:kms"),
-		kmsKey:    s.add("s3-sse-kms-key-id", "RECON_S3_SSE_KMS_KEY_ID", "", "KMS key for --s3-sse aws:kms (default: the bucket's)"),
+// archiveConfig is the configuration of the archive, replay and diff
+// commands, whose archive must be set.
+func (a *app) archiveConfig(cmd *cobra.Command) (pipeline.Config, error) {
+	cfg, err := a.decode(a.resolve(cmd))
+	if cfg.ArchiveURL == "" {
+		err = errors.Join(err, errors.New("RECON_ARCHIVE_URL (--archive) is not set"))
 	}
-}
-
-func (s *s3Settings) options() (output.S3Options, error) {
-	pathStyle, err := strconv.ParseBool(*s.pathStyle)
-	if err != nil {
-		return output.S3Options{}, usageErr("RECON_S3_FORCE_PATH_STYLE %q is not true or false", *s.pathStyle)
+	if err = errors.Join(err, cfg.S3.Validate()); err != nil {
+		return cfg, usageErr("configuration:\n%v", err)
 	}
-	o := output.S3Options{ForcePathStyle: pathStyle, SSE: *s.sse, KMSKeyID: *s.kmsKey}
-	if err := o.Validate(); err != nil {
-		return o, usageErr("%v", err)
-	}
-	return o, nil
+	return cfg, nil
 }
 
-// archiveSettings are the archive and its S3 settings, for the archive,
-// replay and diff commands.
-type archiveSettings struct {
-	*settings
-	archive *string
-	s3      *s3Settings
-}
-
-func newArchiveSettings() *archiveSettings {
-	s := newSettings()
-	return &archiveSettings{
-		settings: s,
-		archive:  s.add("archive", "RECON_ARCHIVE_URL", "", "archive: a local folder or s3://bucket/prefix"),
-		s3:       newS3Settings(s),
-	}
-}
-
-// options checks the archive settings and returns the S3 ones.
-func (a *archiveSettings) options() (output.S3Options, error) {
-	if *a.archive == "" {
-		return output.S3Options{}, usageErr("RECON_ARCHIVE_URL (--archive) is not set")
-	}
-	return a.s3.options()
-}
-
-// store opens the archive.
-func (a *archiveSettings) store(cmd *cobra.Command) (output.Store, error) {
-	o, err := a.options()
+// openArchive opens the archive of cmd's configuration.
+func (a *app) openArchive(cmd *cobra.Command) (output.Store, error) {
+	cfg, err := a.archiveConfig(cmd)
 	if err != nil {
 		return nil, err
 	}
-	return output.OpenStore(cmd.Context(), *a.archive, o)
+	return output.OpenStore(cmd.Context(), cfg.ArchiveURL, cfg.S3)
 }
 
 func (a *app) archiveCmd() *cobra.Command {
-	st := newArchiveSettings()
-	db := st.add("db", "RECON_DB", "recon.duckdb", "DuckDB file whose run ledger records the run")
-	work := st.add("work-dir", "RECON_WORK_DIR", "recon-work", "folder where runs are prepared before archiving")
 	var runID string
 	cmd := &cobra.Command{
 		Use:   "archive --run RUN_ID",
@@ -88,13 +47,11 @@ to repeat: files already in the archive are not sent again.`,
 			if runID == "" {
 				return usageErr("--run is required")
 			}
-			o, err := st.options()
+			cfg, err := a.archiveConfig(cmd)
 			if err != nil {
 				return err
 			}
-			res, err := pipeline.ArchiveRun(cmd.Context(), pipeline.Config{
-				DB: *db, ArchiveURL: *st.archive, S3: o, WorkDir: *work, Logger: a.log,
-			}, runID)
+			res, err := pipeline.ArchiveRun(cmd.Context(), cfg, runID)
 			if err != nil {
 				return err
 			}
@@ -104,6 +61,6 @@ to repeat: files already in the archive are not sent again.`,
 		},
 	}
 	cmd.Flags().StringVar(&runID, "run", "", "id of the run to archive (r-YYYYMMDDTHHMMSSZ)")
-	st.register(cmd.Flags())
+	addFlags(cmd.Flags(), dbSettings, workSettings, storeSettings)
 	return cmd
 }

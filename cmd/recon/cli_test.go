@@ -3,10 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"recon/extract"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -46,9 +52,19 @@ func TestUsageErrors(t *testing.T) {
 func TestDemo(t *testing.T) {
 	dir := t.TempDir()
 	db, archive := filepath.Join(dir, "recon.duckdb"), filepath.Join(dir, "archive")
-	code, stdout, stderr := run(t, "demo", "--days", "2", "--db", db, "--archive", archive, "--work-dir", filepath.Join(dir, "work"))
+	code, stdout, stderr := run(t, "demo", "--days", "2", "--db", db, "--archive", archive, "--work-dir", filepath.Join(dir, "work"),
+		"--log-level", "debug")
 	if code != exitOK {
 		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// Nothing secret or personal reaches the output: neither the client
+	// secret, nor the tokens the demo's sandbox issued (the same sandbox
+	// issues the same tokens again), nor any remitter or beneficiary.
+	secrets := append(demoTokens(t, 2, 3), "sandbox-secret")
+	for _, s := range append(secrets, personalData(t, archive)...) {
+		if strings.Contains(stdout+stderr, s) {
+			t.Errorf("demo output holds %q", s)
+		}
 	}
 	if !strings.Contains(stdout, "breaks found by rule") || !strings.Contains(stdout, db) {
 		t.Errorf("demo output lacks the summary:\n%s", stdout)
@@ -63,4 +79,37 @@ func TestDemo(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "ops_missing_in_recon") {
 		t.Fatalf("breaks exit %d:\n%s", code, stdout)
 	}
+}
+
+// demoTokens returns the first n bearer tokens of the sandbox recon demo
+// --days days starts today.
+func demoTokens(t *testing.T, days, n int) []string {
+	t.Helper()
+	f := sandboxFlags{seed: 1, days: days, perDay: 40}
+	now := time.Now().UTC()
+	f.start = now.AddDate(0, 0, -days).Format(extract.DateLayout)
+	sb, err := f.build(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb.Handler())
+	defer srv.Close()
+	var out []string
+	for range n {
+		resp, err := http.Post(srv.URL+extract.PathToken, "application/json", strings.NewReader(
+			`{"client_id":"recon-sandbox","client_secret":"sandbox-secret","audience":"urn:ripplenet-test:sandbox","grant_type":"client_credentials"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tok struct {
+			AccessToken string `json:"access_token"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&tok)
+		resp.Body.Close()
+		if err != nil || len(tok.AccessToken) < 20 {
+			t.Fatalf("token: %v %q", err, tok.AccessToken)
+		}
+		out = append(out, tok.AccessToken)
+	}
+	return out
 }

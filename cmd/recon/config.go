@@ -1,95 +1,327 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/BurntSushi/toml"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"recon/extract"
+	"recon/output"
 	"recon/pipeline"
 )
 
-// setting is one configuration value: a flag whose default comes from its
-// RECON_* variable, then from a built-in default.
+// setting is one configuration value. Its value comes from, in this order:
+// its flag, its RECON_* variable, the config file, its default.
 type setting struct {
-	flag, env, def, help string
-	value                *string
+	key    string // config file key; the variable is RECON_ + upper(key)
+	flag   string // "" for the secret: never on a command line
+	def    string
+	help   string
+	list   bool // comma-separated in flags and variables, an array in the file
+	secret bool
 }
 
-// settings are the configuration shared by run, demo and schedule.
-type settings struct {
-	list []*setting
-}
+func (s *setting) env() string { return "RECON_" + strings.ToUpper(s.key) }
 
-func (s *settings) add(flag, env, def, help string) *string {
-	v := new(string)
-	s.list = append(s.list, &setting{flag: flag, env: env, def: def, help: help, value: v})
-	return v
-}
-
-func newSettings() *settings { return &settings{} }
-
-// register adds every setting as a flag of fs.
-func (s *settings) register(fs *pflag.FlagSet) {
-	for _, st := range s.list {
-		def := st.def
-		if v, ok := os.LookupEnv(st.env); ok {
-			def = v
+// settingNamed returns the setting of a config file key.
+func settingNamed(key string) *setting {
+	for _, s := range allSettings {
+		if s.key == key {
+			return s
 		}
-		fs.StringVar(st.value, st.flag, def, fmt.Sprintf("%s (env %s)", st.help, st.env))
+	}
+	panic("no setting " + key)
+}
+
+// The settings, by the commands that take them as flags. Every command
+// resolves all of them (from variables, file and defaults).
+var (
+	dbSettings = []*setting{
+		{key: "db", flag: "db", def: "recon.duckdb", help: "DuckDB file analysts read"},
+	}
+	rulesSettings = []*setting{
+		{key: "rules_dir", flag: "rules-dir", help: "folder of rule files that add to or override the built-in ones"},
+		{key: "params", flag: "param", list: true, help: "rule parameter override rule_id.param=value (repeatable)"},
+	}
+	workSettings = []*setting{
+		{key: "work_dir", flag: "work-dir", def: "recon-work", help: "folder where runs are prepared before archiving"},
+	}
+	// storeSettings are the archive and its S3 settings; credentials, region,
+	// endpoint and retries come from the AWS SDK's standard chain.
+	storeSettings = []*setting{
+		{key: "archive_url", flag: "archive", help: "archive: a local folder or s3://bucket/prefix"},
+		{key: "s3_force_path_style", flag: "s3-force-path-style", def: "false", help: "address S3 buckets in the path (S3-compatible servers)"},
+		{key: "s3_sse", flag: "s3-sse", help: "server-side encryption of archived objects: AES256 or aws:kms"},
+		{key: "s3_sse_kms_key_id", flag: "s3-sse-kms-key-id", help: "KMS key for --s3-sse aws:kms (default: the bucket's)"},
+	}
+	runSettings = []*setting{
+		{key: "accounts", flag: "accounts", list: true, help: "account@address list of this node whose statements are pulled"},
+		{key: "report_format", flag: "report-format", def: "CSV", help: "report format to request: CSV or JSON"},
+		{key: "auth_url", flag: "auth-url", help: "token service base URL"},
+		{key: "client_id", flag: "client-id", help: "OAuth client id"},
+		{key: "client_secret", secret: true, help: "OAuth client secret (variable or file only)"},
+		{key: "audience", flag: "audience", help: "token audience, urn:<service>-<env>:<tenant>"},
+		{key: "token_auth", flag: "token-auth", def: "body", help: "how the client secret is sent: body (JSON) or basic (Authorization header)"},
+		{key: "reporting_url", flag: "reporting-url", help: "reporting service base URL"},
+		{key: "server_url", flag: "server-url", help: "server API base URL, ending in /v4"},
+		{key: "liquidation_url", flag: "liquidation-url", help: "liquidation service base URL"},
+		{key: "metrics_file", flag: "metrics-file", help: "Prometheus text file written after each run (node_exporter textfile collector)"},
+	}
+	scheduleSettings = []*setting{
+		{key: "cron", flag: "cron", def: pipeline.DefaultSchedule.Cron, help: "when the nightly run fires, five-field cron in UTC"},
+	}
+	nightlySettings = []*setting{
+		{key: "recheck_days", flag: "recheck-days", def: strconv.Itoa(pipeline.DefaultSchedule.RecheckDays), help: "days before yesterday reconciled again each night"},
+		{key: "catch_up_days", flag: "catch-up-days", def: strconv.Itoa(pipeline.DefaultSchedule.CatchUpDays), help: "the most days a run reaches back to catch up missed days"},
+	}
+	logSettings = []*setting{
+		{key: "log_format", flag: "log-format", def: "auto", help: "log format: auto (text on a terminal, JSON otherwise), text or json"},
+		{key: "log_level", flag: "log-level", def: "info", help: "log level: debug, info, warn or error"},
+	}
+	allSettings = slices.Concat(dbSettings, workSettings, storeSettings, rulesSettings, runSettings, scheduleSettings, nightlySettings, logSettings)
+)
+
+// addFlags registers the settings' flags on fs. Defaults shown are the
+// built-in ones; variables and the config file come in at resolve time.
+func addFlags(fs *pflag.FlagSet, settings ...[]*setting) {
+	for _, group := range settings {
+		for _, s := range group {
+			if s.flag == "" {
+				continue
+			}
+			help := fmt.Sprintf("%s (env %s)", s.help, s.env())
+			if s.list {
+				fs.StringSlice(s.flag, nil, help)
+			} else {
+				fs.String(s.flag, s.def, help)
+			}
+		}
 	}
 }
 
-// config holds the settings of a pipeline run.
-type config struct {
-	*settings
-	db, archive, work, accounts, rulesDir, format                              *string
-	authURL, clientID, audience, reportingURL, serverURL, liquidationURL, auth *string
-	s3                                                                         *s3Settings
+// value is a resolved setting and where it came from.
+type value struct {
+	*setting
+	val  string // lists comma-joined
+	from string // "flag --x", "env RECON_X", "file PATH" or "default"
 }
 
-func newConfig() *config {
-	s := newSettings()
-	return &config{
-		settings:       s,
-		db:             s.add("db", "RECON_DB", "recon.duckdb", "DuckDB file analysts read"),
-		archive:        s.add("archive", "RECON_ARCHIVE_URL", "", "archive: a local folder or s3://bucket/prefix"),
-		work:           s.add("work-dir", "RECON_WORK_DIR", "recon-work", "folder where runs are prepared before archiving"),
-		accounts:       s.add("accounts", "RECON_ACCOUNTS", "", "comma-separated account@address list of this node"),
-		rulesDir:       s.add("rules-dir", "RECON_RULES_DIR", "", "folder of rule files that add to or override the built-in ones"),
-		format:         s.add("format", "RECON_REPORT_FORMAT", "CSV", "report format to request: CSV or JSON"),
-		authURL:        s.add("auth-url", "RECON_AUTH_URL", "", "token service base URL"),
-		clientID:       s.add("client-id", "RECON_CLIENT_ID", "", "OAuth client id (the secret comes only from RECON_CLIENT_SECRET)"),
-		audience:       s.add("audience", "RECON_AUDIENCE", "", "token audience, urn:<service>-<env>:<tenant>"),
-		reportingURL:   s.add("reporting-url", "RECON_REPORTING_URL", "", "reporting service base URL"),
-		serverURL:      s.add("server-url", "RECON_SERVER_URL", "", "server API base URL, ending in /v4"),
-		liquidationURL: s.add("liquidation-url", "RECON_LIQUIDATION_URL", "", "liquidation service base URL"),
-		auth:           s.add("token-auth", "RECON_TOKEN_AUTH", "body", "how the client secret is sent: body (JSON) or basic (Authorization header)"),
-		s3:             newS3Settings(s),
-	}
+// configFile is the parsed config file, flattened to setting keys.
+type configFile struct {
+	path     string
+	values   map[string]string
+	problems []error
 }
 
-// build decodes the settings into a pipeline configuration.
-func (c *config) build(a *app) (pipeline.Config, error) {
-	if *c.auth != "body" && *c.auth != "basic" {
-		return pipeline.Config{}, usageErr("--token-auth must be body or basic, not %q", *c.auth)
+// readConfigFile reads the TOML file at path (none if path is ""). Unknown
+// keys and bad values are problems, reported with the others.
+func readConfigFile(path string) configFile {
+	cf := configFile{path: path, values: map[string]string{}}
+	if path == "" {
+		return cf
 	}
-	s3, err := c.s3.options()
-	if err != nil {
-		return pipeline.Config{}, err
+	var raw map[string]any
+	if _, err := toml.DecodeFile(path, &raw); err != nil {
+		// A parse error quotes the text it stumbled on: never the secret's.
+		var pe toml.ParseError
+		if errors.As(err, &pe) && pe.LastKey == "client_secret" {
+			err = fmt.Errorf("line %d: the value of client_secret is malformed (not shown)", pe.Position.Line)
+		}
+		cf.problems = append(cf.problems, fmt.Errorf("config file %s: %w", path, err))
+		return cf
+	}
+	known := map[string]bool{}
+	for _, s := range allSettings {
+		known[s.key] = true
+	}
+	for _, k := range sortedKeys(raw) {
+		if !known[k] {
+			cf.problems = append(cf.problems, fmt.Errorf("config file %s: unknown key %q", path, k))
+			continue
+		}
+		v, err := fileValue(settingNamed(k), raw[k])
+		if err != nil {
+			cf.problems = append(cf.problems, fmt.Errorf("config file %s: %s: %w", path, k, err))
+			continue
+		}
+		cf.values[k] = v
+	}
+	if _, ok := cf.values["client_secret"]; ok {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			cf.problems = append(cf.problems, fmt.Errorf("config file %s holds client_secret and is readable by others (mode %v): chmod 600 it",
+				path, fi.Mode().Perm()))
+		}
+	}
+	return cf
+}
+
+// fileValue turns a TOML value into the setting's text form.
+func fileValue(s *setting, v any) (string, error) {
+	if s.key == "params" {
+		t, ok := v.(map[string]any)
+		if !ok {
+			return "", errors.New(`want a table: [params] "rule_id.param" = value, or [params.rule_id] param = value`)
+		}
+		var out []string
+		for _, rule := range sortedKeys(t) {
+			if sub, ok := t[rule].(map[string]any); ok {
+				for _, p := range sortedKeys(sub) {
+					sv, err := scalar(sub[p])
+					if err != nil {
+						return "", fmt.Errorf("%s.%s: %w", rule, p, err)
+					}
+					out = append(out, rule+"."+p+"="+sv)
+				}
+				continue
+			}
+			sv, err := scalar(t[rule])
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", rule, err)
+			}
+			out = append(out, rule+"="+sv)
+		}
+		return strings.Join(out, ","), nil
+	}
+	if arr, ok := v.([]any); ok && s.list {
+		parts := make([]string, len(arr))
+		for i, e := range arr {
+			str, ok := e.(string)
+			if !ok {
+				return "", errors.New("want an array of strings")
+			}
+			parts[i] = str
+		}
+		return strings.Join(parts, ","), nil
+	}
+	return scalar(v)
+}
+
+func scalar(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	}
+	return "", fmt.Errorf("want a string, number or boolean, not a %T", v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// resolve finds the value of every setting for cmd.
+func (a *app) resolve(cmd *cobra.Command) []value {
+	out := make([]value, 0, len(allSettings))
+	for _, s := range allSettings {
+		out = append(out, a.lookup(cmd.Flags(), s))
+	}
+	return out
+}
+
+func (a *app) lookup(fs *pflag.FlagSet, s *setting) value {
+	if f := fs.Lookup(s.flag); s.flag != "" && f != nil && f.Changed {
+		v := f.Value.String()
+		if s.list {
+			l, _ := fs.GetStringSlice(s.flag)
+			v = strings.Join(l, ",")
+		}
+		return value{s, v, "flag --" + s.flag}
+	}
+	if v, ok := a.getenv(s.env()); ok && v != "" {
+		return value{s, v, "env " + s.env()}
+	}
+	if v, ok := a.file.values[s.key]; ok {
+		return value{s, v, "file " + a.file.path}
+	}
+	return value{s, s.def, "default"}
+}
+
+// decode turns the resolved values into the one typed configuration,
+// collecting every problem of form (not of completeness: see Validate).
+func (a *app) decode(values []value) (pipeline.Config, error) {
+	problems := slices.Clone(a.file.problems)
+	get := map[string]value{}
+	for _, v := range values {
+		get[v.key] = v
+	}
+	str := func(k string) string { return strings.TrimSpace(get[k].val) }
+	num := func(k string) int {
+		v := get[k]
+		n, err := strconv.Atoi(strings.TrimSpace(v.val))
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s %q (%s) is not a whole number", v.env(), v.val, v.from))
+		}
+		return n
+	}
+	boolean := func(k string) bool {
+		v := get[k]
+		b, err := strconv.ParseBool(strings.TrimSpace(v.val))
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s %q (%s) is not true or false", v.env(), v.val, v.from))
+		}
+		return b
+	}
+	oneOf := func(k string, allowed ...string) string {
+		v := strings.ToLower(str(k))
+		if !slices.Contains(allowed, v) {
+			problems = append(problems, fmt.Errorf("%s %q (%s): want %s", get[k].env(), get[k].val, get[k].from, strings.Join(allowed, " or ")))
+		}
+		return v
+	}
+	params := map[string]string{}
+	for _, p := range splitList(str("params")) {
+		k, v, ok := strings.Cut(p, "=")
+		if rule, param, dot := strings.Cut(k, "."); !ok || !dot || rule == "" || param == "" {
+			problems = append(problems, fmt.Errorf("rule parameter %q (%s): want rule_id.param=value", p, get["params"].from))
+			continue
+		}
+		params[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
 	cfg := pipeline.Config{
-		DB: *c.db, ArchiveURL: *c.archive, S3: s3, WorkDir: *c.work, Accounts: splitList(*c.accounts),
-		RulesDir: *c.rulesDir, Format: strings.ToUpper(*c.format), Version: version, Logger: a.log,
+		DB: str("db"), ArchiveURL: str("archive_url"), WorkDir: str("work_dir"), Accounts: splitList(str("accounts")),
+		S3:       output.S3Options{ForcePathStyle: boolean("s3_force_path_style"), SSE: str("s3_sse"), KMSKeyID: str("s3_sse_kms_key_id")},
+		RulesDir: str("rules_dir"), Params: params, Format: strings.ToUpper(str("report_format")),
+		Version: version, Logger: a.log, Command: a.command, MetricsFile: str("metrics_file"),
 		Extract: extract.Config{
-			AuthURL: *c.authURL, ClientID: *c.clientID, ClientSecret: extract.Secret(os.Getenv("RECON_CLIENT_SECRET")),
-			Audience: *c.audience, BasicAuth: *c.auth == "basic",
-			ReportingURL: *c.reportingURL, ServerURL: *c.serverURL, LiquidationURL: *c.liquidationURL,
+			AuthURL: str("auth_url"), ClientID: str("client_id"), ClientSecret: extract.Secret(str("client_secret")),
+			Audience: str("audience"), BasicAuth: oneOf("token_auth", "body", "basic") == "basic",
+			ReportingURL: str("reporting_url"), ServerURL: str("server_url"), LiquidationURL: str("liquidation_url"),
 			Logger: a.log,
 		},
+		Schedule: pipeline.Schedule{Cron: str("cron"), RecheckDays: num("recheck_days"), CatchUpDays: num("catch_up_days")},
+	}
+	oneOf("log_format", "auto", "text", "json")
+	if _, err := parseLevel(str("log_level")); err != nil {
+		problems = append(problems, fmt.Errorf("%s: %w", get["log_level"].env(), err))
+	}
+	return cfg, errors.Join(problems...)
+}
+
+// pipelineConfig resolves, decodes and validates the configuration of a
+// command that runs the pipeline; any problem is a usage error listing all.
+func (a *app) pipelineConfig(cmd *cobra.Command) (pipeline.Config, error) {
+	cfg, err := a.decode(a.resolve(cmd))
+	_, rerr := pipeline.Catalogue(cfg)
+	if err = errors.Join(err, cfg.Validate(), rerr); err != nil {
+		return cfg, usageErr("configuration:\n%v", err)
 	}
 	return cfg, nil
 }
@@ -118,11 +350,4 @@ func parseDay(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("date %q: want YYYY-MM-DD, today or yesterday", s)
 	}
 	return t, nil
-}
-
-func envOr(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok {
-		return v
-	}
-	return def
 }

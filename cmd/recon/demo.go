@@ -11,7 +11,6 @@ import (
 )
 
 func (a *app) demoCmd() *cobra.Command {
-	cfg := newConfig()
 	var f sandboxFlags
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -34,9 +33,9 @@ the archived reports are. The archive defaults to ./recon-archive.`,
 				return err
 			}
 			defer stop()
-			pc, err := cfg.build(a)
+			pc, err := a.decode(a.resolve(cmd))
 			if err != nil {
-				return err
+				return usageErr("configuration:\n%v", err)
 			}
 			if pc.ArchiveURL == "" {
 				pc.ArchiveURL = "recon-archive"
@@ -57,9 +56,11 @@ the archived reports are. The archive defaults to ./recon-archive.`,
 			}
 			fmt.Fprintf(a.stdout, "sandbox on %s (seed %d, %d payments a day, %d injected breaks)\n",
 				base, f.seed, f.perDay, len(sb.Truth().Breaks))
-			res, err := pipeline.Run(cmd.Context(), pc, w)
+			ctx, stop := a.withProgress(cmd.Context())
+			res, err := pipeline.Run(ctx, pc, w)
+			stop()
 			if err != nil {
-				return err
+				return runError(cmd.Context(), err)
 			}
 			printResult(a.stdout, res)
 			fmt.Fprintf(a.stdout, "\nopen the database: duckdb -readonly %s\n", pc.DB)
@@ -67,6 +68,6 @@ the archived reports are. The archive defaults to ./recon-archive.`,
 		},
 	}
 	f.register(cmd, "")
-	cfg.register(cmd.Flags())
+	addFlags(cmd.Flags(), dbSettings, workSettings, storeSettings, rulesSettings, runSettings)
 	return cmd
 }

@@ -14,7 +14,6 @@ import (
 )
 
 func (a *app) diffCmd() *cobra.Command {
-	st := newArchiveSettings()
 	var runs []string
 	var format string
 	cmd := &cobra.Command{
@@ -34,7 +33,7 @@ checked against its manifest.`,
 			if format != "table" && format != "csv" {
 				return usageErr("--format must be table or csv, not %q", format)
 			}
-			store, err := st.store(cmd)
+			store, err := a.openArchive(cmd)
 			if err != nil {
 				return err
 			}
@@ -81,6 +80,6 @@ checked against its manifest.`,
 	}
 	cmd.Flags().StringArrayVar(&runs, "run", nil, "run id; give it twice, the earlier run first")
 	cmd.Flags().StringVar(&format, "format", "table", "table or csv (with the detail column)")
-	st.register(cmd.Flags())
+	addFlags(cmd.Flags(), storeSettings)
 	return cmd
 }

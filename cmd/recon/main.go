@@ -11,8 +11,18 @@ import (
 )
 
 func main() {
+	os.Exit(runMain())
+}
+
+// runMain runs the command line with a context that SIGTERM or Ctrl-C
+// cancels: the run in progress stops cleanly. A second signal ends the
+// process at once (the published database is never half written).
+func runMain() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }

@@ -10,7 +10,6 @@ import (
 )
 
 func (a *app) replayCmd() *cobra.Command {
-	st := newArchiveSettings()
 	var runID, keep string
 	cmd := &cobra.Command{
 		Use:   "replay --run RUN_ID",
@@ -28,7 +27,7 @@ input differs from the manifest). The published DuckDB file is not touched.`,
 			if runID == "" {
 				return usageErr("--run is required")
 			}
-			store, err := st.store(cmd)
+			store, err := a.openArchive(cmd)
 			if err != nil {
 				return err
 			}
@@ -65,6 +64,6 @@ input differs from the manifest). The published DuckDB file is not touched.`,
 	}
 	cmd.Flags().StringVar(&runID, "run", "", "id of the archived run (r-YYYYMMDDTHHMMSSZ)")
 	cmd.Flags().StringVar(&keep, "keep", "", "folder that keeps the fetched inputs and replayed files (default: a temporary folder, removed)")
-	st.register(cmd.Flags())
+	addFlags(cmd.Flags(), storeSettings)
 	return cmd
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,44 +18,105 @@ import (
 )
 
 func (a *app) runCmd() *cobra.Command {
-	cfg := newConfig()
 	var from, to string
-	var failOnBreaks bool
+	var failOnBreaks, dryRun, nightly bool
 	cmd := &cobra.Command{
-		Use:   "run --from DATE --to DATE",
+		Use:   "run (--from DATE --to DATE | --nightly)",
 		Short: "Extract, load, reconcile, report and archive one date range",
 		Long: `run reconciles the UTC days from --from to --to (both inclusive): it requests the
 reports for the range, pulls the statements of RECON_ACCOUNTS, loads everything into
-the DuckDB file, runs the rules and archives the break reports. The DuckDB file is
-replaced only when the whole run succeeded.`,
+a working copy of the DuckDB file, runs the rules, archives the break reports and
+only then replaces the published file. Dates are YYYY-MM-DD, today or yesterday.
+
+--nightly reconciles what one firing of 'recon schedule' would: yesterday and the
+--recheck-days days before it, reaching back to catch up the days missed since the
+last complete run (at most --catch-up-days days). It is the command for a systemd
+timer or a Kubernetes CronJob.
+
+--dry-run prints the plan (report chunks, the requests extraction begins with, the
+rules) and calls nothing.
+
+Only one process writes a database at a time: a second one stops at once and names
+the holder. On SIGTERM or Ctrl-C a run that has not started publishing is discarded
+(database and archive stay as they were); one that is publishing finishes.`,
 		Example: `  recon run --from 2026-10-01 --to 2026-10-31
-  recon run --from yesterday --to yesterday --fail-on-breaks`,
+  recon run --from yesterday --to yesterday --fail-on-breaks
+  recon run --from 2026-01-01 --to 2026-07-19 --dry-run
+  recon run --nightly --metrics-file /var/lib/node_exporter/textfile/recon.prom
+  RECON_CONFIG=/etc/recon/recon.toml recon run --from yesterday --to today`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w, err := window(from, to, time.Now())
+			var w extract.Window
+			var err error
+			if !nightly {
+				if w, err = window(from, to, time.Now()); err != nil {
+					return err
+				}
+			}
+			cfg, err := a.pipelineConfig(cmd)
 			if err != nil {
 				return err
 			}
-			pc, err := cfg.build(a)
-			if err != nil {
-				return err
+			if nightly { // after the configuration: the window depends on it
+				if w, err = a.nightlyWindow(cmd, cfg, from, to); err != nil {
+					return err
+				}
 			}
-			if err := pc.Validate(); err != nil {
-				return usageErr("configuration:\n%v", err)
+			if dryRun {
+				p, err := pipeline.PlanRun(cfg, w)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				printPlan(a.stdout, cfg, p)
+				return nil
 			}
-			res, err := pipeline.Run(cmd.Context(), pc, w)
+			ctx, stop := a.withProgress(cmd.Context())
+			res, err := pipeline.Run(ctx, cfg, w)
+			stop()
 			if err != nil {
-				return err
+				return runError(cmd.Context(), err)
 			}
 			printResult(a.stdout, res)
 			return exitFor(res, failOnBreaks)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "first UTC day, YYYY-MM-DD, today or yesterday")
+	cmd.Flags().StringVar(&from, "from", "", "first UTC day: YYYY-MM-DD, today or yesterday")
 	cmd.Flags().StringVar(&to, "to", "", "last UTC day (inclusive)")
-	cmd.Flags().BoolVar(&failOnBreaks, "fail-on-breaks", false, "exit 4 when open breaks remain")
-	cfg.register(cmd.Flags())
+	cmd.Flags().BoolVar(&failOnBreaks, "fail-on-breaks", false, "exit 4 when open breaks remain in the window")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan and call nothing")
+	cmd.Flags().BoolVar(&nightly, "nightly", false, "reconcile the window of a nightly run (instead of --from and --to)")
+	addFlags(cmd.Flags(), dbSettings, workSettings, storeSettings, rulesSettings, runSettings, nightlySettings)
 	return cmd
+}
+
+// runError explains a run that published nothing.
+func runError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("stopped: nothing was published, the database and archive are as before (%w)", err)
+	}
+	if errors.Is(err, pipeline.ErrLocked) {
+		return fmt.Errorf("not started: %w", err)
+	}
+	return err
+}
+
+// nightlyWindow is the window of run --nightly.
+func (a *app) nightlyWindow(cmd *cobra.Command, cfg pipeline.Config, from, to string) (extract.Window, error) {
+	if from != "" || to != "" {
+		return extract.Window{}, usageErr("--nightly takes no --from or --to")
+	}
+	if err := cfg.Schedule.Validate(); err != nil {
+		return extract.Window{}, usageErr("configuration:\n%v", err)
+	}
+	last, err := pipeline.LastComplete(cmd.Context(), cfg.DB)
+	if err != nil {
+		return extract.Window{}, err
+	}
+	w, skipped := pipeline.NightlyWindow(time.Now(), last, cfg.Schedule)
+	if skipped != nil {
+		a.log.Warn("missed days beyond the catch-up limit are not reconciled; run them by hand", "days", skipped.String())
+	}
+	return w, nil
 }
 
 func window(from, to string, now time.Time) (extract.Window, error) {
@@ -82,6 +147,38 @@ func exitFor(res *pipeline.Result, failOnBreaks bool) error {
 		return &codeError{exitBreaks, fmt.Errorf("run %s found %d open breaks", res.RunID, res.Open)}
 	}
 	return nil
+}
+
+func printPlan(w io.Writer, cfg pipeline.Config, p *pipeline.Plan) {
+	fmt.Fprintf(w, "plan (dry run: nothing is called, nothing is written)\n")
+	fmt.Fprintf(w, "  reconcile %s (%d days); statements over %s\n", p.Reports, p.Reports.Days(), p.Statements)
+	chunks := map[string]int{}
+	var types []string
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range p.Calls {
+		what := c.What
+		switch {
+		case c.Account != "":
+			what += " " + c.Account + " " + c.Window.String()
+		case !c.Window.From.IsZero():
+			what += " " + c.Window.String()
+			if chunks[c.What] == 0 {
+				types = append(types, c.What)
+			}
+			chunks[c.What]++
+		}
+		fmt.Fprintf(tw, "  %s\t%s\tthen %s\n", what, c.Request, c.Then)
+	}
+	tw.Flush()
+	for _, t := range types {
+		fmt.Fprintf(w, "  %s: %d chunks of at most %d days\n", t, chunks[t], extract.MaxReportDays)
+	}
+	fmt.Fprintf(w, "  at least %d requests\n", len(p.Calls))
+	fmt.Fprintf(w, "  rules (%d): %s\n", len(p.Rules), strings.Join(p.Rules, ", "))
+	fmt.Fprintf(w, "  database: %s (a working copy, published when the run succeeds)\n  archive:  %s\n", cfg.DB, cfg.ArchiveURL)
+	if cfg.MetricsFile != "" {
+		fmt.Fprintf(w, "  metrics:  %s\n", cfg.MetricsFile)
+	}
 }
 
 func printResult(w io.Writer, res *pipeline.Result) {

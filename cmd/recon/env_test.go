@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"recon/extract"
+	"recon/extract/sandbox"
+	"recon/output"
+)
+
+// TestMain lets a test run the built command as a child process: the test
+// binary re-executed with RECON_TEST_MAIN=1 is recon itself.
+func TestMain(m *testing.M) {
+	if os.Getenv("RECON_TEST_MAIN") == "1" {
+		os.Exit(runMain())
+	}
+	os.Exit(m.Run())
+}
+
+var (
+	day0 = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	// now is well past the sandbox's days, so grace periods have run out.
+	now = time.Date(2026, 10, 12, 6, 0, 0, 0, time.UTC)
+)
+
+// network is a sandbox on a loopback port behind a recording middleware, and
+// the environment that points recon at it, with a database and archive in
+// a temporary folder.
+type network struct {
+	sb  *sandbox.Sandbox
+	srv *httptest.Server
+	dir string
+	env map[string]string
+
+	mu       sync.Mutex
+	requests int
+	bearers  map[string]bool // tokens seen in Authorization headers
+	// fault, if set, may answer a request instead of the sandbox.
+	fault func(http.ResponseWriter, *http.Request) bool
+}
+
+func newNetwork(t *testing.T, days int) *network {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.Config{Seed: 7, Start: day0, Days: days, Now: func() time.Time { return now }, PendingPolls: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &network{sb: sb, dir: t.TempDir(), bearers: map[string]bool{}}
+	n.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.mu.Lock()
+		n.requests++
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			n.bearers[tok] = true
+		}
+		fault := n.fault
+		n.mu.Unlock()
+		if fault != nil && fault(w, r) {
+			return
+		}
+		sb.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(n.srv.Close)
+	n.env = map[string]string{
+		"RECON_AUTH_URL": n.srv.URL, "RECON_REPORTING_URL": n.srv.URL, "RECON_SERVER_URL": n.srv.URL + "/v4",
+		"RECON_LIQUIDATION_URL": n.srv.URL, "RECON_CLIENT_ID": "recon-sandbox", "RECON_CLIENT_SECRET": "sandbox-secret",
+		"RECON_AUDIENCE": "urn:ripplenet-test:sandbox", "RECON_ACCOUNTS": strings.Join(sb.Accounts(), ","),
+		"RECON_DB": filepath.Join(n.dir, "recon.duckdb"), "RECON_ARCHIVE_URL": filepath.Join(n.dir, "archive"),
+		"RECON_WORK_DIR": filepath.Join(n.dir, "work"),
+	}
+	hermetic(t)
+	for k, v := range n.env {
+		t.Setenv(k, v)
+	}
+	return n
+}
+
+// hermetic blanks every RECON_* variable of the environment the tests run in.
+func hermetic(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "RECON_") {
+			t.Setenv(k, "")
+		}
+	}
+}
+
+func (n *network) count() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.requests
+}
+
+func (n *network) setFault(f func(http.ResponseWriter, *http.Request) bool) {
+	n.mu.Lock()
+	n.fault = f
+	n.mu.Unlock()
+}
+
+// failReports makes every report of type typ end FAILED.
+func (n *network) failReports(typ string) {
+	n.setFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasPrefix(r.URL.Path, extract.PathReports) || strings.HasPrefix(r.URL.Path, extract.PathReportDownload) {
+			return false
+		}
+		rec := httptest.NewRecorder()
+		n.sb.Handler().ServeHTTP(rec, r)
+		var body map[string]any
+		if json.Unmarshal(rec.Body.Bytes(), &body) == nil && body["reportType"] == typ && body["reportStatus"] == extract.StatusReady {
+			body["reportStatus"] = extract.StatusFailed
+			delete(body, "downloadLink")
+			b, _ := json.Marshal(body)
+			rec.Body = bytes.NewBuffer(b)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+		return true
+	})
+}
+
+// tree returns the sha256 of every file under dir, but the work folder and lock files.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if rel == "work" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(rel, ".lock") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		out[rel] = output.SHA256(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

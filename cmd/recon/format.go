@@ -1,0 +1,94 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// formats of the listing commands.
+var formats = []string{"table", "csv", "json"}
+
+// table is a listing: column names and rows of text, a nil cell for NULL.
+type table struct {
+	cols []string
+	rows [][]*string
+}
+
+// readTable reads every row of rows; the query casts each column to VARCHAR.
+func readTable(rows *sql.Rows) (table, error) {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return table{}, err
+	}
+	t := table{cols: cols}
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return t, err
+		}
+		row := make([]*string, len(cols))
+		for i, v := range vals {
+			if v.Valid {
+				row[i] = &v.String
+			}
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t, rows.Err()
+}
+
+// write prints t as an aligned table, RFC 4180 CSV, or a JSON array of
+// objects whose values are strings or null (amounts stay exact text).
+func (t table) write(w io.Writer, format string) error {
+	switch format {
+	case "table":
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.ToUpper(strings.Join(t.cols, "\t")))
+		for _, r := range t.rows {
+			cells := make([]string, len(r))
+			for i, c := range r {
+				if c != nil {
+					cells[i] = *c
+				}
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+		return tw.Flush()
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write(t.cols)
+		for _, r := range t.rows {
+			cells := make([]string, len(r))
+			for i, c := range r {
+				if c != nil {
+					cells[i] = *c
+				}
+			}
+			cw.Write(cells)
+		}
+		cw.Flush()
+		return cw.Error()
+	case "json":
+		out := make([]map[string]*string, len(t.rows))
+		for i, r := range t.rows {
+			out[i] = make(map[string]*string, len(r))
+			for j, c := range r {
+				out[i][t.cols[j]] = c
+			}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	return usageErr("--format %q: want table, csv or json", format)
+}

@@ -1,0 +1,526 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/vbauerster/mpb/v8"
+
+	"recon/extract"
+	"recon/transform"
+)
+
+var runArgs = []string{"run", "--from", "2026-10-01", "--to", "2026-10-03"}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name   string
+		setup  func(*network)
+		args   []string
+		want   int
+		stderr string
+	}{
+		{"0 ok, breaks found without --fail-on-breaks", nil, nil, exitOK, ""},
+		{"1 error: the token service refuses the secret", func(*network) { t.Setenv("RECON_CLIENT_SECRET", "wrong") }, nil, exitError, "token"},
+		{"2 usage: bad date", nil, []string{"--to", "2026-02-30"}, exitUsage, "want YYYY-MM-DD"},
+		{"2 usage: bad configuration", func(*network) { t.Setenv("RECON_REPORT_FORMAT", "XML") }, nil, exitUsage, "XML"},
+		{"3 incomplete: a report FAILED", func(n *network) { n.failReports(extract.ReportRecon) }, []string{"--fail-on-breaks"}, exitIncomplete, "incomplete"},
+		{"4 breaks with --fail-on-breaks", nil, []string{"--fail-on-breaks"}, exitBreaks, "open breaks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := newNetwork(t, 3)
+			if tt.setup != nil {
+				tt.setup(n)
+			}
+			code, stdout, stderr := run(t, append(slices.Clone(runArgs), tt.args...)...)
+			if code != tt.want || !strings.Contains(stderr, tt.stderr) {
+				t.Fatalf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, tt.want, tt.stderr, stdout, stderr)
+			}
+			_, err := os.Stat(n.env["RECON_DB"])
+			if published := err == nil; published != (code == exitOK || code >= exitIncomplete) {
+				t.Errorf("exit %d, database published: %v", code, published)
+			}
+		})
+	}
+}
+
+// TestDryRun prints the plan of a 200-day range and makes no request.
+func TestDryRun(t *testing.T) {
+	n := newNetwork(t, 1)
+	code, stdout, stderr := run(t, "run", "--from", "2026-01-01", "--to", "2026-07-19", "--dry-run")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if n.count() != 0 {
+		t.Errorf("dry run made %d requests", n.count())
+	}
+	for _, want := range []string{"2026-01-01..2026-07-19 (200 days)", "PAYMENT_OPS: 3 chunks", "RECON: 3 chunks",
+		"FAILURE_CONVERSION_SSA: 3 chunks", "PAYMENT_OPS 2026-01-01..2026-03-31", "statement acme_usd@", "at least 13 requests"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, stdout)
+		}
+	}
+	entries, _ := os.ReadDir(n.dir)
+	if len(entries) != 0 {
+		t.Errorf("dry run wrote %v", entries)
+	}
+}
+
+// TestRedaction captures every log line of a full run at debug level: none
+// holds the client secret, a bearer token or a remitter's or beneficiary's
+// name or account, and every line carries the run id.
+func TestRedaction(t *testing.T) {
+	n := newNetwork(t, 3)
+	code, stdout, stderr := run(t, append(slices.Clone(runArgs), "--log-level", "debug")...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	secrets := []string{n.env["RECON_CLIENT_SECRET"]}
+	for tok := range n.bearers {
+		secrets = append(secrets, tok)
+	}
+	if len(secrets) < 2 {
+		t.Fatal("no bearer token seen")
+	}
+	people := personalData(t, n.env["RECON_ARCHIVE_URL"])
+	for _, s := range append(secrets, people...) {
+		if strings.Contains(stderr, s) || strings.Contains(stdout, s) {
+			t.Errorf("output holds %q", s)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) < 10 {
+		t.Fatalf("only %d log lines", len(lines))
+	}
+	for _, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("not a JSON log line (stderr is no terminal): %q", l)
+		}
+		if id, _ := rec["run_id"].(string); !strings.HasPrefix(id, "r-") {
+			t.Errorf("line without run_id: %s", l)
+		}
+	}
+	if strings.Contains(stderr, "\x1b") {
+		t.Error("terminal escapes (progress bars) in a log that is no terminal")
+	}
+}
+
+// personalData returns every remitter and beneficiary name and account of
+// the PAYMENT_OPS reports a run archived.
+func personalData(t *testing.T, archive string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	err := filepath.WalkDir(archive, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.Contains(p, "PAYMENT_OPS") || !strings.HasSuffix(p, ".csv") {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		recs, err := csv.NewReader(f).ReadAll()
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		for i, col := range recs[0] {
+			if strings.HasPrefix(col, "remitter_") || strings.HasPrefix(col, "beneficiary_") {
+				for _, r := range recs[1:] {
+					if r[i] != "" {
+						seen[r[i]] = true
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 20 {
+		t.Fatalf("only %d names and accounts found in the archived reports", len(seen))
+	}
+	out := make([]string, 0, len(seen))
+	for s := range seen {
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestSIGTERM runs recon as a child process, stops it with SIGTERM while it
+// downloads, and checks that it exits promptly leaving the database and the
+// archive as they were. Meanwhile a second writer is refused, naming the child.
+func TestSIGTERM(t *testing.T) {
+	n := newNetwork(t, 3)
+	if code, _, stderr := run(t, runArgs...); code != exitOK {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	before := tree(t, n.dir)
+
+	entered := make(chan struct{}, 1)
+	n.setFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasPrefix(r.URL.Path, extract.PathReportDownload) {
+			return false
+		}
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done() // hang until the client gives up
+		return true
+	})
+	child := exec.Command(os.Args[0], runArgs...)
+	child.Env = append(os.Environ(), "RECON_TEST_MAIN=1")
+	var stdout, stderr bytes.Buffer
+	child.Stdout, child.Stderr = &stdout, &stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- child.Wait() }()
+	select {
+	case <-entered:
+	case err := <-done:
+		t.Fatalf("child ended early: %v\n%s", err, stderr.String())
+	case <-time.After(time.Minute):
+		child.Process.Kill()
+		t.Fatal("child never reached a download")
+	}
+
+	// A second writer fails fast and names the holder.
+	code, _, errs := run(t, runArgs...)
+	if code != exitError || !strings.Contains(errs, "pid "+strconv.Itoa(child.Process.Pid)) || !strings.Contains(errs, strings.Join(runArgs, " ")) {
+		t.Errorf("second writer: exit %d, %q; want exit 1 naming pid %d", code, errs, child.Process.Pid)
+	}
+
+	if err := child.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitError {
+			t.Errorf("child: %v, want exit %d", err, exitError)
+		}
+	case <-time.After(time.Minute):
+		child.Process.Kill()
+		t.Fatal("child did not exit within a minute of SIGTERM")
+	}
+	if !strings.Contains(stderr.String(), "stopped: nothing was published") {
+		t.Errorf("child stderr:\n%s", stderr.String())
+	}
+	if diff := cmp.Diff(before, tree(t, n.dir)); diff != "" {
+		t.Errorf("database or archive changed (-before +after):\n%s", diff)
+	}
+}
+
+// TestConfigPrecedence: flags > RECON_* variables > config file > defaults.
+func TestConfigPrecedence(t *testing.T) {
+	hermetic(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "recon.toml")
+	writeFile(t, file, 0o600, `
+db = "file.duckdb"
+work_dir = "file-work"
+accounts = ["a@rn.x", "b@rn.y"]
+recheck_days = 3
+client_secret = "file-secret-value"
+
+[params.payment_missing_in_statement]
+grace_hours = 48
+`)
+	t.Setenv("RECON_CONFIG", file)
+	t.Setenv("RECON_DB", "env.duckdb")
+	t.Setenv("RECON_WORK_DIR", "env-work")
+	_, stdout, _ := run(t, "config", "check", "--work-dir", "flag-work")
+	got := settingsTable(stdout)
+	want := map[string][2]string{
+		"db":            {"env.duckdb", "env RECON_DB"},
+		"work_dir":      {"flag-work", "flag --work-dir"},
+		"accounts":      {"a@rn.x,b@rn.y", "file " + file},
+		"recheck_days":  {"3", "file " + file},
+		"catch_up_days": {"35", "default"},
+		"client_secret": {"[redacted]", "file " + file},
+		"params":        {"payment_missing_in_statement.grace_hours=48", "file " + file},
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s = %q, want %q", k, got[k], w)
+		}
+	}
+	if strings.Contains(stdout, "file-secret-value") {
+		t.Error("config check prints the secret")
+	}
+}
+
+// TestConfigCheckProblems: every problem is reported at once.
+func TestConfigCheckProblems(t *testing.T) {
+	hermetic(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "recon.toml")
+	writeFile(t, file, 0o644, `
+colour = "red"
+recheck_days = "many"
+client_secret = "s3cr3t-in-file"
+[params]
+"no_such_rule.x" = 1
+`)
+	t.Setenv("RECON_CONFIG", file)
+	t.Setenv("RECON_CRON", "every night")
+	t.Setenv("RECON_LOG_LEVEL", "loud")
+	t.Setenv("RECON_SERVER_URL", "ftp://server")
+	code, stdout, _ := run(t, "config", "check", "--db", filepath.Join(dir, "missing", "recon.duckdb"))
+	if code != exitUsage {
+		t.Errorf("exit %d, want %d", code, exitUsage)
+	}
+	for _, want := range []string{`unknown key "colour"`, `RECON_RECHECK_DAYS "many"`, "readable by others", "RECON_CRON",
+		"RECON_LOG_LEVEL", "RECON_SERVER_URL \"ftp://server\"", "RECON_AUTH_URL is not set", "RECON_ACCOUNTS lists no account",
+		"no_such_rule.x", "its folder does not exist"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("problems lack %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "s3cr3t-in-file") {
+		t.Error("config check prints the secret")
+	}
+}
+
+func writeFile(t *testing.T, path string, mode os.FileMode, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// settingsTable reads config check's table: key -> {value, from}.
+func settingsTable(out string) map[string][2]string {
+	m := map[string][2]string{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 {
+			m[f[0]] = [2]string{f[1], strings.Join(f[2:], " ")}
+		}
+	}
+	return m
+}
+
+// TestListings checks runs, breaks and rules list in every format after a run.
+func TestListings(t *testing.T) {
+	newNetwork(t, 3)
+	if code, _, _ := run(t, "runs"); code != exitError {
+		t.Errorf("runs before any run: exit %d, want %d", code, exitError)
+	}
+	if code, _, stderr := run(t, runArgs...); code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	var runs []map[string]*string
+	jsonOut(t, &runs, "runs", "--format", "json")
+	if len(runs) != 1 || *runs[0]["verdict"] != "complete" || *runs[0]["window_from"] != "2026-10-01" || runs[0]["reasons"] != nil {
+		t.Errorf("runs: %v", runs)
+	}
+
+	code, stdout, _ := run(t, "breaks", "--open", "--severity", "P1", "--format", "csv")
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if code != exitOK || err != nil || len(recs) < 2 {
+		t.Fatalf("breaks csv: exit %d, %v:\n%s", code, err, stdout)
+	}
+	sev, status := slices.Index(recs[0], "severity"), slices.Index(recs[0], "status")
+	for _, r := range recs[1:] {
+		if r[sev] != "P1" || r[status] == "resolved" {
+			t.Errorf("break %v is not an open P1", r)
+		}
+	}
+	var breaks []map[string]*string
+	jsonOut(t, &breaks, "breaks", "--rule", "ops_missing_in_recon,recon_missing_in_ops", "--format", "json")
+	if len(breaks) == 0 {
+		t.Fatal("no breaks of the two rules")
+	}
+	for _, b := range breaks {
+		if r := *b["rule_id"]; r != "ops_missing_in_recon" && r != "recon_missing_in_ops" {
+			t.Errorf("break of rule %s", r)
+		}
+		if b["expected"] == nil && b["detail"] == nil {
+			t.Errorf("json lacks the full columns: %v", b)
+		}
+	}
+	code, stdout, _ = run(t, "breaks", "--open")
+	if code != exitOK || !strings.Contains(stdout, "BREAK_ID") || !strings.Contains(stdout, "payment_missing_in_statement") {
+		t.Errorf("breaks table: exit %d\n%s", code, stdout)
+	}
+
+	var rules []map[string]*string
+	jsonOut(t, &rules, "rules", "list", "--format", "json", "--param", "payment_missing_in_statement.grace_hours=48")
+	found := false
+	for _, r := range rules {
+		if *r["rule_id"] == "payment_missing_in_statement" {
+			found = strings.Contains(*r["params"], "grace_hours=48*")
+		}
+	}
+	if !found {
+		t.Errorf("rules list lacks the override: %v", rules)
+	}
+
+	for _, args := range [][]string{
+		{"breaks", "--format", "xml"}, {"breaks", "--severity", "P9"}, {"runs", "--limit", "0"},
+		{"rules", "list", "--param", "no_such_rule.x=1"}, {"run", "--from", "yesterday"},
+	} {
+		if code, _, _ := run(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+func jsonOut(t *testing.T, v any, args ...string) {
+	t.Helper()
+	code, stdout, stderr := run(t, args...)
+	if code != exitOK {
+		t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), v); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, stdout)
+	}
+}
+
+// TestHelp: every command has --help with examples.
+func TestHelp(t *testing.T) {
+	for _, path := range [][]string{{}, {"run"}, {"schedule"}, {"demo"}, {"sandbox"}, {"runs"}, {"breaks"},
+		{"rules"}, {"rules", "list"}, {"config"}, {"config", "check"}, {"archive"}, {"replay"}, {"diff"}} {
+		code, stdout, _ := run(t, append(path, "--help")...)
+		if code != exitOK || !strings.Contains(stdout, "Examples:") {
+			t.Errorf("recon %s --help: exit %d, no examples:\n%s", strings.Join(path, " "), code, stdout)
+		}
+	}
+}
+
+// TestSchedule starts the scheduler, refuses a second one, and stops
+// cleanly (exit 0) when its context ends.
+func TestSchedule(t *testing.T) {
+	newNetwork(t, 1)
+	t.Setenv("RECON_CRON", "0 0 1 1 *") // no firing while the test runs
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var errb syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, []string{"schedule"}, strings.NewReader(""), &bytes.Buffer{}, &errb) }()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(errb.String(), "scheduler started") {
+		if time.Now().After(deadline) {
+			t.Fatalf("scheduler did not start:\n%s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	code, _, stderr := run(t, "schedule")
+	if code != exitError || !strings.Contains(stderr, "another scheduler") || !strings.Contains(stderr, "pid "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("second scheduler: exit %d\n%s", code, stderr)
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Errorf("scheduler exit %d\n%s", code, errb.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestProgress draws the bars into a buffer, as on a terminal.
+func TestProgress(t *testing.T) {
+	var buf syncBuffer
+	pr := newProgress(&buf, mpb.WithAutoRefresh(), mpb.WithWidth(120))
+	ex, ld := pr.extractTrace(), pr.loadTrace()
+	ex.Planned(2)
+	ex.Polled("r1", extract.StatusPending)
+	ex.Downloaded(3 << 20)
+	ex.JobDone()
+	ex.JobDone()
+	ld.Started(3)
+	ld.Loaded(transform.FileStats{Rows: 40}, 2) // a statement slice of two pages
+	ld.Loaded(transform.FileStats{Rows: 2}, 1)
+	pr.stop()
+	out := buf.String()
+	for _, want := range []string{"extract", "2/2", "1 polls", "3.0 MiB", "load", "3/3", "42 rows"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestConfigFileSecretNeverShown: a malformed secret in the config file is
+// reported without its value.
+func TestConfigFileSecretNeverShown(t *testing.T) {
+	hermetic(t)
+	for _, body := range []string{
+		"client_secret = \"Zq9secret\ndb = \"x\"\n",  // unterminated string
+		"client_secret = Zq9secret\n",                // bare word
+		"client_secret = [\"Zq9secret\"]\n",          // wrong type
+		"client_secret = 12345\nclient_secret = 1\n", // duplicate key
+	} {
+		file := filepath.Join(t.TempDir(), "recon.toml")
+		writeFile(t, file, 0o600, body)
+		code, stdout, stderr := run(t, "config", "check", "--config", file)
+		if code != exitUsage || !strings.Contains(stdout, "config file "+file) {
+			t.Errorf("%q: exit %d, no problem named:\n%s", body, code, stdout)
+		}
+		if strings.Contains(stdout+stderr, "Zq9") || strings.Contains(stdout+stderr, "12345") {
+			t.Errorf("%q: the secret is shown:\n%s%s", body, stdout, stderr)
+		}
+	}
+}
+
+// TestRunNightly: run --nightly plans what a nightly firing would run:
+// from the day after the last complete run (within --catch-up-days) to yesterday.
+func TestRunNightly(t *testing.T) {
+	newNetwork(t, 3)
+	if code, _, stderr := run(t, runArgs...); code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "run", "--nightly", "--catch-up-days", "270", "--dry-run")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	yesterday := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	from := time.Date(2026, 10, 4, 0, 0, 0, 0, time.UTC) // the day after the last complete run
+	if floor := yesterday.AddDate(0, 0, -269); from.Before(floor) {
+		from = floor
+	}
+	if want := "reconcile " + from.Format(extract.DateLayout) + ".." + yesterday.Format(extract.DateLayout); !strings.Contains(stdout, want) {
+		t.Errorf("plan lacks %q:\n%s", want, stdout)
+	}
+	if code, _, _ := run(t, "run", "--nightly", "--from", "yesterday"); code != exitUsage {
+		t.Errorf("--nightly with --from: exit %d, want %d", code, exitUsage)
+	}
+}

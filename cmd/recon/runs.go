@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) runsCmd() *cobra.Command {
+	var limit int
+	var format string
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List published runs with their verdicts, newest first",
+		Long: `runs lists the run ledger of the published DuckDB file: window, start and end,
+duration, verdict (complete, or incomplete with its reasons) and the open breaks in
+the window after the run. A run that failed or was stopped published nothing and is
+not listed: its error is in the log and in the metrics file.`,
+		Example: `  recon runs
+  recon runs --limit 7 --format json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			if limit < 1 {
+				return usageErr("--limit %d: want 1 or more", limit)
+			}
+			db, err := a.openPublished(cmd)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			rows, err := db.QueryContext(cmd.Context(), `SELECT run_id, CAST(window_from AS VARCHAR) AS window_from,
+				CAST(window_to AS VARCHAR) AS window_to, strftime(started_at, '%Y-%m-%dT%H:%M:%SZ') AS started_at,
+				CAST(round(epoch(finished_at) - epoch(started_at)) AS BIGINT)::VARCHAR AS seconds, verdict,
+				CAST(breaks_open AS VARCHAR) AS open_breaks, nullif(array_to_string(reasons, '; '), '') AS reasons, archive_url
+				FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?`, limit)
+			if err != nil {
+				return fmt.Errorf("read runs: %w", err)
+			}
+			t, err := readTable(rows)
+			if err != nil {
+				return fmt.Errorf("read runs: %w", err)
+			}
+			return t.write(a.stdout, format)
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 30, "how many runs")
+	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json")
+	addFlags(cmd.Flags(), dbSettings)
+	return cmd
+}

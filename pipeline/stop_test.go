@@ -1,0 +1,83 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"recon/extract"
+	"recon/output"
+	"recon/pipeline"
+)
+
+// TestStopBeforePublishing cancels a run while it downloads: the run ends
+// with an error and the database and archive are byte for byte as before.
+func TestStopBeforePublishing(t *testing.T) {
+	e := newEnv(t, 2)
+	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 1))
+	e.run(t, w)
+	before := tree(t, filepath.Dir(e.cfg.DB), "work")
+
+	// Downloads now hang until the client gives up; the first one cancels the run.
+	var hang atomic.Bool
+	hang.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if hang.Load() && strings.HasPrefix(r.URL.Path, extract.PathReportDownload) {
+			cancel()
+			<-r.Context().Done()
+			return
+		}
+		e.sb.Handler().ServeHTTP(rw, r)
+	}))
+	defer srv.Close()
+	cfg := e.cfg
+	cfg.Extract.AuthURL, cfg.Extract.ReportingURL, cfg.Extract.ServerURL = srv.URL, srv.URL, srv.URL+"/v4"
+	_, err := pipeline.Run(ctx, cfg, w)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped run: %v, want context.Canceled", err)
+	}
+	if diff := cmp.Diff(before, tree(t, filepath.Dir(e.cfg.DB), "work")); diff != "" {
+		t.Errorf("database or archive changed (-before +after):\n%s", diff)
+	}
+}
+
+// tree returns the sha256 of every file under dir but the skipped folder and lock files.
+func tree(t *testing.T, dir, skip string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if rel == skip {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(rel, ".lock") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		out[rel] = output.SHA256(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < 3 {
+		t.Fatalf("only %d files under %s", len(out), dir)
+	}
+	return out
+}
