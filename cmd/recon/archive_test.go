@@ -99,8 +99,8 @@ func TestDiffCommand(t *testing.T) {
 	}
 	var ids []string
 	for i, days := range [][2]int{{0, 3}, {2, 5}} {
-		if i == 1 { // a grace period no payment has reached yet: the second run resolves those breaks
-			cfg.Params = map[string]string{"payment_missing_in_statement.grace_hours": "100000"}
+		if i == 1 { // a threshold no payment exceeds: the second run resolves those breaks
+			cfg.Params = map[string]string{"fx_rate_outlier.threshold_bps": "1000000"}
 		}
 		w, _ := extract.NewWindow(day0.AddDate(0, 0, days[0]), day0.AddDate(0, 0, days[1]))
 		res, err := pipeline.Run(context.Background(), cfg, w)
@@ -115,7 +115,7 @@ func TestDiffCommand(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "compared over 2026-10-03..2026-10-04") ||
 		!regexp.MustCompile(`new 0, resolved [1-9]\d*, changed 0`).MatchString(stdout) ||
-		!strings.Contains(stdout, "payment_missing_in_statement") || strings.Contains(stdout, "ops_missing_in_recon") {
+		!strings.Contains(stdout, "fx_rate_outlier") || strings.Contains(stdout, "ops_missing_in_recon") {
 		t.Errorf("diff output:\n%s", stdout)
 	}
 	code, stdout, _ = run(t, "diff", "--run", ids[0], "--run", ids[1], "--archive", cfg.ArchiveURL, "--format", "csv")

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -245,7 +246,7 @@ recheck_days = 3
 client_secret = "file-secret-value"
 
 [params.payment_missing_in_statement]
-grace_hours = 48
+grace = "48 hours"
 `)
 	t.Setenv("RECON_CONFIG", file)
 	t.Setenv("RECON_DB", "env.duckdb")
@@ -259,7 +260,7 @@ grace_hours = 48
 		"recheck_days":  {"3", "file " + file},
 		"catch_up_days": {"35", "default"},
 		"client_secret": {"[redacted]", "file " + file},
-		"params":        {"payment_missing_in_statement.grace_hours=48", "file " + file},
+		"params":        {"payment_missing_in_statement.grace=48 hours", "file " + file},
 	}
 	for k, w := range want {
 		if got[k] != w {
@@ -317,7 +318,7 @@ func writeFile(t *testing.T, path string, mode os.FileMode, body string) {
 func settingsTable(out string) map[string][2]string {
 	m := map[string][2]string{}
 	for _, l := range strings.Split(out, "\n") {
-		f := strings.Fields(l)
+		f := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(l), -1) // columns are padded by 2+ spaces
 		if len(f) >= 3 {
 			m[f[0]] = [2]string{f[1], strings.Join(f[2:], " ")}
 		}
@@ -370,11 +371,11 @@ func TestListings(t *testing.T) {
 	}
 
 	var rules []map[string]*string
-	jsonOut(t, &rules, "rules", "list", "--format", "json", "--param", "payment_missing_in_statement.grace_hours=48")
+	jsonOut(t, &rules, "rules", "list", "--format", "json", "--param", "payment_missing_in_statement.grace=48 hours")
 	found := false
 	for _, r := range rules {
 		if *r["rule_id"] == "payment_missing_in_statement" {
-			found = strings.Contains(*r["params"], "grace_hours=48*")
+			found = strings.Contains(*r["params"], "grace=48 hours*")
 		}
 	}
 	if !found {
