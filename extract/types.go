@@ -110,20 +110,26 @@ const (
 	SourceRecon             = "recon"
 	SourceFailureConversion = "failure_conversion"
 	SourceStatement         = "statement"
+	SourceLiquidation       = "liquidation"
+	SourcePayment           = "payment"
+	SourceTransfer          = "transfer"
+	SourceBalance           = "balance"
+	SourceFee               = "fee"
 )
 
 // RawFile is one file as received from the network, with its provenance.
 // Extract writes the list of them to index.json in the raw folder.
 type RawFile struct {
-	Source   string `json:"source"`              // one of the Source* constants
-	Format   string `json:"format"`              // CSV or JSON
-	Path     string `json:"path"`                // relative to the raw folder, slash-separated
-	SHA256   string `json:"sha256"`              // hex of the file's bytes ("" when Status is EMPTY or FAILED)
-	Size     int64  `json:"size"`                // bytes
-	Window   Window `json:"window"`              // days the file covers
-	Status   string `json:"status"`              // READY, EMPTY or FAILED (reports); READY for other sources
-	ReportID string `json:"report_id,omitempty"` // reports only
-	Account  string `json:"account,omitempty"`   // statements only
-	Page     int    `json:"page,omitempty"`      // paged sources: zero-based page number
-	Request  string `json:"request"`             // method and URL that produced the file (no secrets)
+	Source    string    `json:"source"`              // one of the Source* constants
+	Format    string    `json:"format"`              // CSV or JSON
+	Path      string    `json:"path"`                // relative to the raw folder, slash-separated
+	SHA256    string    `json:"sha256"`              // hex of the file's bytes ("" when Status is EMPTY or FAILED)
+	Size      int64     `json:"size"`                // bytes
+	Window    Window    `json:"window"`              // days the file covers
+	Status    string    `json:"status"`              // READY, EMPTY or FAILED (reports); READY for other sources
+	ReportID  string    `json:"report_id,omitempty"` // reports only
+	Account   string    `json:"account,omitempty"`   // statements only
+	Page      int       `json:"page,omitempty"`      // paged sources: zero-based page number
+	Request   string    `json:"request"`             // method and URL that produced the file (no secrets)
+	FetchedAt time.Time `json:"fetched_at,omitzero"` // time of the response (its Date header)
 }

@@ -55,10 +55,15 @@ func List(fsys fs.FS) ([]Migration, error) {
 	return out, nil
 }
 
-// Migrate applies the migrations not yet recorded in schema_version, each in
-// its own transaction, and returns the resulting version.
+// Migrate applies recon's migrations not yet recorded in schema_version,
+// each in its own transaction, and returns the resulting version.
 func Migrate(ctx context.Context, db *dbsql.DB) (int, error) {
-	ms, err := List(Migrations)
+	return MigrateFS(ctx, db, Migrations)
+}
+
+// MigrateFS is Migrate with the migrations of fsys.
+func MigrateFS(ctx context.Context, db *dbsql.DB, fsys fs.FS) (int, error) {
+	ms, err := List(fsys)
 	if err != nil {
 		return 0, err
 	}
