@@ -145,7 +145,9 @@ func groups(files []extract.RawFile) [][]extract.RawFile {
 }
 
 // path is where a raw file is on disk.
-func (l *Loader) path(f extract.RawFile) string { return filepath.Join(l.dir, filepath.FromSlash(f.Path)) }
+func (l *Loader) path(f extract.RawFile) string {
+	return filepath.Join(l.dir, filepath.FromSlash(f.Path))
+}
 
 // insertSQL copies the rows of a stage into the table, with their
 // provenance; when the table names a Keep order, a key the stage holds twice
