@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 )
 
 // jsonArray calls fn for every element of the JSON array that is the whole
@@ -74,7 +75,9 @@ func (b *builder) setFields(m map[string]json.RawMessage, sh shape) error {
 			name, ok = b.t.Canonical(k)
 		}
 		if !ok {
-			b.setExtra(k, raw)
+			if v, _ := jsonValue(raw); v.set { // like an empty CSV cell, null is no value
+				b.setExtra(k, raw)
+			}
 			continue
 		}
 		v, err := jsonValue(raw)
@@ -161,4 +164,24 @@ func (b *builder) add(at pos, raw json.RawMessage, fill func() error) (ok bool, 
 	}
 	b.reject(q)
 	return false, nil
+}
+
+// jsonProblem describes a decoding error without Go type names.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s is a JSON %s, not the expected %s", te.Field, te.Value, jsonKind(te.Type.Kind()))
+	}
+	return err.Error()
+}
+
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	default:
+		return k.String()
+	}
 }

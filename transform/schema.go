@@ -193,7 +193,7 @@ var StatementEntries = Table{
 		text("end_to_end_id", "internal_id", "venue_id", "transaction_hash", "returns_payment_with_id",
 			"returned_by_payment_with_id", "sender_address", "receiver_address"),
 	),
-	Key:  []string{"account", "transaction_id"},
+	Key:  []string{"transaction_id", "account"},
 	Keep: "_file, _line",
 }
 

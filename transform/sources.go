@@ -76,7 +76,7 @@ func paymentRow(b *builder, at pos, raw json.RawMessage) error {
 			if json.Unmarshal(raw, &id) == nil {
 				b.set("payment_id", id.PaymentID) // keep the key for the quarantine row
 			}
-			return fmt.Errorf("not a payment: %v", err)
+			return fmt.Errorf("not a payment: %s", jsonProblem(err))
 		}
 		q, in := p.Contract.Quote, p.InternalInfo
 		for name, v := range map[string]value{
