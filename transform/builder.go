@@ -68,6 +68,8 @@ type builder struct {
 	rb     *array.RecordBuilder
 	flush  func(arrow.RecordBatch) error
 	vals   []value
+	idx    map[string]int // column name -> position
+	fields map[string]int // field name as received -> position, or -1 (Table.Canonical, cached)
 	extra  map[string]json.RawMessage
 	typed  []typed
 	rows   int
@@ -78,11 +80,28 @@ type builder struct {
 
 func newBuilder(t *Table, flush func(arrow.RecordBatch) error) *builder {
 	s := stageSchema(t)
-	return &builder{
+	b := &builder{
 		t: t, schema: s, rb: array.NewRecordBuilder(memory.DefaultAllocator, s), flush: flush,
 		vals: make([]value, len(t.Columns)), typed: make([]typed, len(t.Columns)), loaded: map[string]int64{},
-		nbad: map[string]int64{},
+		nbad: map[string]int64{}, idx: map[string]int{}, fields: map[string]int{},
 	}
+	for i, c := range t.Columns {
+		b.idx[c.Name] = i
+	}
+	return b
+}
+
+// field returns the position of the column a received field name maps to.
+func (b *builder) field(name string) (int, bool) {
+	i, ok := b.fields[name]
+	if !ok {
+		i = -1
+		if c, known := b.t.Canonical(name); known {
+			i = b.idx[c]
+		}
+		b.fields[name] = i
+	}
+	return i, i >= 0
 }
 
 // reset clears the current row.
@@ -94,12 +113,11 @@ func (b *builder) reset() {
 // set puts a field of the current row by column name; false when the table
 // has no such column.
 func (b *builder) set(name string, v value) bool {
-	i := b.t.index(name)
-	if i < 0 {
-		return false
+	i, ok := b.idx[name]
+	if ok {
+		b.vals[i] = v
 	}
-	b.vals[i] = v
-	return true
+	return ok
 }
 
 // setExtra keeps a field the table does not know (ignored when the table

@@ -47,12 +47,8 @@ func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f ext
 	args := append(windowArgs(f),
 		sql.Named("report_id", f.ReportID), sql.Named("file", f.Path), sql.Named("run_id", l.runID),
 		sql.Named("source", t.Source), sql.Named("type", reportType(t)), sql.Named("account", nil))
-	res, err := tx.ExecContext(ctx, changesSQL(t), args...)
-	if err != nil {
+	if st.Changes, err = recordChanges(ctx, tx, t, args); err != nil {
 		return st, fmt.Errorf("compare %s with the rows loaded: %w", f.Path, err)
-	}
-	if st.Changes, err = res.RowsAffected(); err != nil {
-		return st, err
 	}
 	if err := execAll(ctx, tx, args,
 		fmt.Sprintf(`DELETE FROM %s WHERE %s`, t.Name, replacedRows(t, t.Name)),
@@ -102,23 +98,43 @@ func keyMatch(t *Table, a, b string) string {
 	return strings.Join(parts, " AND ")
 }
 
+// recordChanges runs changesSQL when the table holds rows the load replaces.
+func recordChanges(ctx context.Context, tx *sql.Tx, t *Table, args []any) (int64, error) {
+	var replacing bool
+	if err := tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM %s o WHERE %s)`, t.Name, replacedRows(t, "o")),
+		args...).Scan(&replacing); err != nil || !replacing {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, changesSQL(t), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // changesSQL records, before a report load replaces its slice, every tracked
 // value the new generation changes and every row of its window it no longer
 // lists. Rows are paired by key and, for a key listed more than once, by
-// order in the file.
+// order in the file. Only keys, lines and tracked columns go through the
+// pairing, so it stays cheap on wide reports.
 func changesSQL(t *Table) string {
 	key := strings.Join(t.Key, ", ")
-	rowKey := make([]string, len(t.Key))
-	for i, k := range t.Key {
-		rowKey[i] = fmt.Sprintf("coalesce(o.%s, '')", k)
-	}
-	rowKeyExpr := fmt.Sprintf("%s || CASE WHEN o._n > 1 THEN '#' || o._n ELSE '' END", strings.Join(rowKey, " || '/' || "))
-	var tracked, pairCols, diffs, unions []string
+	var tracked []string
 	for _, c := range t.Columns {
 		if c.Tracked {
 			tracked = append(tracked, c.Name)
 		}
 	}
+	cols := strings.Join(append(append([]string{}, t.Key...), tracked...), ", ")
+	if !contains(t.Key, "network_payment_id") {
+		cols = "network_payment_id, " + cols
+	}
+	rowKey := make([]string, len(t.Key))
+	for i, k := range t.Key {
+		rowKey[i] = fmt.Sprintf("coalesce(o.%s, '')", k)
+	}
+	rowKeyExpr := fmt.Sprintf("%s || CASE WHEN o._n > 1 THEN '#' || o._n ELSE '' END", strings.Join(rowKey, " || '/' || "))
+	var pairCols, diffs, unions []string
 	for _, c := range tracked {
 		pairCols = append(pairCols, fmt.Sprintf("o.%[1]s AS o_%[1]s, n.%[1]s AS n_%[1]s", c))
 		diffs = append(diffs, fmt.Sprintf("o.%[1]s IS DISTINCT FROM n.%[1]s", c))
@@ -128,10 +144,11 @@ func changesSQL(t *Table) string {
 	}
 	return fmt.Sprintf(`INSERT INTO report_changes
 		WITH old AS (
-			SELECT *, row_number() OVER (PARTITION BY %[1]s ORDER BY report_id, source_line) AS _n
+			SELECT %[10]s, report_id, source_line, %[9]s AS wt,
+				row_number() OVER (PARTITION BY %[1]s ORDER BY report_id, source_line) AS _n
 			FROM %[2]s o WHERE %[3]s
 		), new AS (
-			SELECT *, row_number() OVER (PARTITION BY %[1]s ORDER BY _line) AS _n FROM stage
+			SELECT %[10]s, _line, row_number() OVER (PARTITION BY %[1]s ORDER BY _line) AS _n FROM stage
 		), pairs AS MATERIALIZED (
 			SELECT o.network_payment_id, %[4]s AS row_key, o.report_id AS old_report_id, o.source_line AS old_line,
 				n._line AS new_line, %[5]s
@@ -141,8 +158,8 @@ func changesSQL(t *Table) string {
 		%[8]s
 		UNION ALL
 		SELECT $type, o.network_payment_id, %[4]s, 'removed', NULL, NULL, NULL, o.report_id, $report_id, o.source_line, NULL, $run_id
-		FROM old o WHERE o.%[9]s >= $start AND o.%[9]s < $end
+		FROM old o WHERE o.wt >= $start AND o.wt < $end
 			AND NOT EXISTS (SELECT 1 FROM new n WHERE %[6]s AND o._n = n._n)`,
 		key, t.Name, replacedRows(t, "o"), rowKeyExpr, strings.Join(pairCols, ", "),
-		keyMatch(t, "o", "n"), strings.Join(diffs, " OR "), strings.Join(unions, "\n\t\tUNION ALL\n\t\t"), t.WindowTime)
+		keyMatch(t, "o", "n"), strings.Join(diffs, " OR "), strings.Join(unions, "\n\t\tUNION ALL\n\t\t"), t.WindowTime, cols)
 }
