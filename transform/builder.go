@@ -68,6 +68,7 @@ type builder struct {
 	rb     *array.RecordBuilder
 	flush  func(arrow.RecordBatch) error
 	vals   []value
+	seen   []bool         // columns set from the record's own fields
 	idx    map[string]int // column name -> position
 	fields map[string]int // field name as received -> position, or -1 (Table.Canonical, cached)
 	extra  map[string]json.RawMessage
@@ -82,8 +83,9 @@ func newBuilder(t *Table, flush func(arrow.RecordBatch) error) *builder {
 	s := stageSchema(t)
 	b := &builder{
 		t: t, schema: s, rb: array.NewRecordBuilder(memory.DefaultAllocator, s), flush: flush,
-		vals: make([]value, len(t.Columns)), typed: make([]typed, len(t.Columns)), loaded: map[string]int64{},
-		nbad: map[string]int64{}, idx: map[string]int{}, fields: map[string]int{},
+		vals: make([]value, len(t.Columns)), seen: make([]bool, len(t.Columns)), typed: make([]typed, len(t.Columns)),
+		loaded: map[string]int64{},
+		nbad:   map[string]int64{}, idx: map[string]int{}, fields: map[string]int{},
 	}
 	for i, c := range t.Columns {
 		b.idx[c.Name] = i
@@ -107,6 +109,7 @@ func (b *builder) field(name string) (int, bool) {
 // reset clears the current row.
 func (b *builder) reset() {
 	clear(b.vals)
+	clear(b.seen)
 	b.extra = nil
 }
 

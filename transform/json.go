@@ -81,8 +81,10 @@ func (b *builder) setFields(m map[string]json.RawMessage, sh shape) error {
 			return fmt.Errorf("field %s: %w", k, err)
 		}
 		switch {
+		case ok && b.seen[i] && b.vals[i] != v: // ripplenet_payment_id and network_payment_id, say
+			return fmt.Errorf("two fields give %s different values", b.t.Columns[i].Name)
 		case ok:
-			b.vals[i] = v
+			b.vals[i], b.seen[i] = v, true
 		case v.set: // like an empty CSV cell, null is no value
 			b.setExtra(k, raw)
 		}
