@@ -16,7 +16,7 @@ import (
 // jsonArray calls fn for every element of the JSON array that is the whole
 // of r, numbered from 1. A syntax error is fatal: nothing after it can be read.
 func jsonArray(r io.Reader, fn func(n int64, raw json.RawMessage) error) error {
-	dec := gojson.NewDecoder(r) // goccy: the bulk path, about 1.7x faster than encoding/json
+	dec := gojson.NewDecoder(r) // the bulk path: goccy needs about 1.6x less CPU than encoding/json
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
 		return errors.New("empty file: want a JSON array")
