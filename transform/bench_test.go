@@ -1,3 +1,5 @@
+//go:build unix
+
 package transform_test
 
 import (
@@ -9,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,7 +27,9 @@ import (
 // about 4.4 rows each) by DuckDB's native read_csv into a typed table of the
 // same columns, and by recon's loader (parse, validate, quarantine, slice
 // replace, provenance). Each side loads into a fresh file and checkpoints.
-// It reports the rows per second of both and recon's ratio to native.
+// It reports the rows per second of both and recon's ratio to native, and
+// the CPU seconds each used per load (process CPU, all threads: on a busy
+// machine the CPU ratio is the steadier measure).
 //
 //	go test -tags duckdb_arrow ./transform/ -run '^$' -bench ReconCSV -benchtime 3x
 func BenchmarkReconCSV(b *testing.B) {
@@ -63,11 +68,12 @@ func BenchmarkReconCSV(b *testing.B) {
 
 	create, insert := nativeSQL(b, path)
 	ctx := context.Background()
-	var native, recon time.Duration
+	var native, recon, nativeCPU, reconCPU time.Duration
 	n := 0
 	for b.Loop() {
 		for i := range 2 { // alternate which side goes first
 			if (n+i)%2 == 0 {
+				c := cpuTime()
 				native += timeLoad(b, filepath.Join(dir, fmt.Sprintf("native-%d.duckdb", n)), func(db *sql.DB) (int64, error) {
 					if _, err := db.ExecContext(ctx, create); err != nil {
 						return 0, err
@@ -78,11 +84,14 @@ func BenchmarkReconCSV(b *testing.B) {
 					}
 					return res.RowsAffected()
 				}, int64(rows))
+				nativeCPU += cpuTime() - c
 			} else {
+				c := cpuTime()
 				recon += timeLoad(b, filepath.Join(dir, fmt.Sprintf("recon-%d.duckdb", n)), func(db *sql.DB) (int64, error) {
 					st, err := transform.NewLoader(db, dir, "r-bench", nil).Load(ctx, files)
 					return st.Rows(extract.SourceRecon), err
 				}, int64(rows))
+				reconCPU += cpuTime() - c
 			}
 		}
 		n++
@@ -91,6 +100,17 @@ func BenchmarkReconCSV(b *testing.B) {
 	b.ReportMetric(total/native.Seconds(), "native_rows/s")
 	b.ReportMetric(total/recon.Seconds(), "recon_rows/s")
 	b.ReportMetric(native.Seconds()/recon.Seconds(), "ratio")
+	b.ReportMetric(nativeCPU.Seconds()/float64(n), "native_cpu_s")
+	b.ReportMetric(reconCPU.Seconds()/float64(n), "recon_cpu_s")
+}
+
+// cpuTime is the CPU time the process has used, all threads.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // timeLoad times load and a checkpoint on a fresh, migrated database file.
