@@ -96,14 +96,8 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 	if err := execAll(ctx, tx, args, stmts...); err != nil {
 		return nil, fmt.Errorf("load liquidations: %w", err)
 	}
-	for _, fs := range stats {
-		fargs := append(windowArgs(fs.File), append(args, sql.Named("file", fs.File.Path))...)
-		if err := execAll(ctx, tx, fargs, insertQuarantineSQL); err != nil {
-			return nil, fmt.Errorf("quarantine rows of %s: %w", fs.File.Path, err)
-		}
-		if err := l.recordFile(ctx, tx, fs); err != nil {
-			return nil, err
-		}
+	if err := l.quarantineAndRecord(ctx, tx, args, stats); err != nil {
+		return nil, err
 	}
 	return stats, tx.Commit()
 }

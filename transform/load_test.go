@@ -122,7 +122,16 @@ func TestLoadGolden(t *testing.T) {
 	for _, dir := range cases {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			db := newDB(t)
-			load(t, db, dir)
+			st := load(t, db, dir)
+			// Every rejected row is in quarantine, and source_files counts what each file gave.
+			var quarantined, counted int64
+			if err := db.QueryRow(`SELECT (SELECT count(*) FROM quarantine), (SELECT coalesce(sum(rows_quarantined), 0) FROM source_files)`).
+				Scan(&quarantined, &counted); err != nil {
+				t.Fatal(err)
+			}
+			if quarantined != st.Quarantined() || counted != st.Quarantined() {
+				t.Errorf("quarantine holds %d rows, source_files counts %d, the load rejected %d", quarantined, counted, st.Quarantined())
+			}
 			got := dump(t, db)
 			golden := filepath.Join(dir, "want.golden")
 			if *update {

@@ -164,18 +164,31 @@ func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files 
 	if err := execAll(ctx, tx, args, append(stmts, insertSQL(t, "stage"))...); err != nil {
 		return nil, fmt.Errorf("load %s: %w", t.Name, err)
 	}
-	for _, fs := range stats {
-		fargs := append(windowArgs(fs.File), append(args, sql.Named("file", fs.File.Path))...)
-		if err := execAll(ctx, tx, fargs,
-			`DELETE FROM quarantine WHERE source = $source AND window_from >= $from AND window_to <= $to`,
-			insertQuarantineSQL); err != nil {
-			return nil, fmt.Errorf("quarantine rows of %s: %w", fs.File.Path, err)
-		}
-		if err := l.recordFile(ctx, tx, fs); err != nil {
-			return nil, err
+	for _, f := range files { // the quarantine rows of the pages' windows, before any is added
+		if err := execAll(ctx, tx, append(windowArgs(f), args...),
+			`DELETE FROM quarantine WHERE source = $source AND window_from >= $from AND window_to <= $to`); err != nil {
+			return nil, fmt.Errorf("quarantine rows of %s: %w", f.Path, err)
 		}
 	}
+	if err := l.quarantineAndRecord(ctx, tx, args, stats); err != nil {
+		return nil, err
+	}
 	return stats, tx.Commit()
+}
+
+// quarantineAndRecord moves each file's rejected rows into quarantine and
+// writes its row of source_files.
+func (l *Loader) quarantineAndRecord(ctx context.Context, tx *sql.Tx, args []any, stats []FileStats) error {
+	for _, fs := range stats {
+		fargs := append(windowArgs(fs.File), append(args, sql.Named("file", fs.File.Path))...)
+		if err := execAll(ctx, tx, fargs, insertQuarantineSQL); err != nil {
+			return fmt.Errorf("quarantine rows of %s: %w", fs.File.Path, err)
+		}
+		if err := l.recordFile(ctx, tx, fs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // balancesJSON is GET /v4/monitor/balances (DESIGN.md §3).

@@ -114,13 +114,8 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []extr
 		sql.Named("entries", total), sql.Named("file", first.Path), sql.Named("run_id", l.runID)); err != nil {
 		return nil, fmt.Errorf("record statement %s: %w", first.Path, err)
 	}
-	for _, fs := range stats {
-		if err := execAll(ctx, tx, append(args, sql.Named("file", fs.File.Path)), insertQuarantineSQL); err != nil {
-			return nil, fmt.Errorf("quarantine rows of %s: %w", fs.File.Path, err)
-		}
-		if err := l.recordFile(ctx, tx, fs); err != nil {
-			return nil, err
-		}
+	if err := l.quarantineAndRecord(ctx, tx, args, stats); err != nil {
+		return nil, err
 	}
 	return stats, tx.Commit()
 }
