@@ -85,7 +85,7 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 		var fs []FileStats
 		switch src := first.Source; {
 		case isReport(src):
-			t, _ := ReportTable(src)
+			t, _ := TableFor(src)
 			var one FileStats
 			one, err = l.loadReport(ctx, conn, t, first)
 			fs = []FileStats{one}
@@ -116,7 +116,7 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 	return st, nil
 }
 
-func isReport(source string) bool { _, ok := ReportTable(source); return ok }
+func isReport(source string) bool { _, ok := TableFor(source); return ok }
 
 // groups splits files into the slices Load replaces, in order of first appearance.
 func groups(files []extract.RawFile) [][]extract.RawFile {

@@ -302,12 +302,12 @@ var Fees = Table{
 	Keep: "_file, _line",
 }
 
-// Reports lists the report tables.
-var Reports = []*Table{&PaymentOps, &Recon, &FailureConversion}
+// Tables lists the report tables.
+var Tables = []*Table{&PaymentOps, &Recon, &FailureConversion}
 
-// ReportTable returns the report table of a raw file's source.
-func ReportTable(source string) (*Table, bool) {
-	for _, t := range Reports {
+// TableFor returns the report table of a raw file's source.
+func TableFor(source string) (*Table, bool) {
+	for _, t := range Tables {
 		if t.Source == source {
 			return t, true
 		}
