@@ -106,30 +106,33 @@ func (w *Window) UnmarshalJSON(b []byte) error {
 
 // Sources of raw files.
 const (
-	SourcePaymentOps        = "payment_ops"
-	SourceRecon             = "recon"
-	SourceFailureConversion = "failure_conversion"
-	SourceStatement         = "statement"
-	SourceLiquidation       = "liquidation"
-	SourcePayment           = "payment"
-	SourceTransfer          = "transfer"
-	SourceBalance           = "balance"
-	SourceFee               = "fee"
+	SourcePaymentOps        = "payment_ops"        // reports/PAYMENT_OPS/<reportId>.csv|json
+	SourceRecon             = "recon"              // reports/RECON/<reportId>.csv|json
+	SourceFailureConversion = "failure_conversion" // reports/FAILURE_CONVERSION_SSA/<reportId>.csv|json
+	SourceStatement         = "statement"          // statements/<account>/<from>_<to>_p<NNNN>.json
+	SourceLiquidation       = "liquidation"        // liquidations/<id>.json, one GET /liquidations/{id}
+	SourcePayment           = "payment"            // payments/<from>_<to>_p<NNNN>.json, server API payments
+	SourceTransfer          = "transfer"           // transfers/p<NNNN>.json, newest first
+	SourceBalance           = "balance"            // balances/balances.json, a snapshot at FetchedAt
+	SourceFee               = "fee"                // fees/p<NNNN>.json, the fee configuration
 )
 
 // RawFile is one file as received from the network, with its provenance.
 // Extract writes the list of them to index.json in the raw folder.
 type RawFile struct {
-	Source    string    `json:"source"`              // one of the Source* constants
-	Format    string    `json:"format"`              // CSV or JSON
-	Path      string    `json:"path"`                // relative to the raw folder, slash-separated
-	SHA256    string    `json:"sha256"`              // hex of the file's bytes ("" when Status is EMPTY or FAILED)
-	Size      int64     `json:"size"`                // bytes
-	Window    Window    `json:"window"`              // days the file covers
-	Status    string    `json:"status"`              // READY, EMPTY or FAILED (reports); READY for other sources
-	ReportID  string    `json:"report_id,omitempty"` // reports only
-	Account   string    `json:"account,omitempty"`   // statements only
-	Page      int       `json:"page,omitempty"`      // paged sources: zero-based page number
-	Request   string    `json:"request"`             // method and URL that produced the file (no secrets)
-	FetchedAt time.Time `json:"fetched_at,omitzero"` // time of the response (its Date header)
+	Source   string `json:"source"`              // one of the Source* constants
+	Format   string `json:"format"`              // CSV or JSON
+	Path     string `json:"path"`                // relative to the raw folder, slash-separated
+	SHA256   string `json:"sha256"`              // hex of the file's bytes ("" when Status is EMPTY or FAILED)
+	Size     int64  `json:"size"`                // bytes
+	Window   Window `json:"window"`              // days the file covers
+	Status   string `json:"status"`              // READY, EMPTY or FAILED (reports); READY for other sources
+	ReportID string `json:"report_id,omitempty"` // reports only
+	Account  string `json:"account,omitempty"`   // statements only
+	Page     int    `json:"page,omitempty"`      // paged sources: zero-based page number
+	Request  string `json:"request"`             // method and URL that produced the file (no secrets)
+	// FetchedAt is the response's Date header (the client's clock when it has
+	// none); set for balances only, whose snapshot it keys, so the index of
+	// the other sources stays the same from run to run.
+	FetchedAt time.Time `json:"fetched_at,omitzero"`
 }
