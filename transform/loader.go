@@ -144,6 +144,19 @@ func groups(files []extract.RawFile) [][]extract.RawFile {
 	return out
 }
 
+// fileStats counts, per file, the rows a builder loaded and rejected.
+func fileStats(files []extract.RawFile, bs ...*builder) []FileStats {
+	out := make([]FileStats, len(files))
+	for i, f := range files {
+		out[i].File = f
+		for _, b := range bs {
+			out[i].Rows += b.loaded[f.Path]
+			out[i].Quarantined += b.nbad[f.Path]
+		}
+	}
+	return out
+}
+
 // path is where a raw file is on disk.
 func (l *Loader) path(f extract.RawFile) string {
 	return filepath.Join(l.dir, filepath.FromSlash(f.Path))

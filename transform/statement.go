@@ -120,19 +120,6 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []extr
 	return stats, tx.Commit()
 }
 
-// fileStats counts, per file, the rows a builder loaded and rejected.
-func fileStats(files []extract.RawFile, bs ...*builder) []FileStats {
-	out := make([]FileStats, len(files))
-	for i, f := range files {
-		out[i].File = f
-		for _, b := range bs {
-			out[i].Rows += b.loaded[f.Path]
-			out[i].Quarantined += b.nbad[f.Path]
-		}
-	}
-	return out
-}
-
 func nullable(v value) any {
 	if !v.set {
 		return nil
