@@ -106,10 +106,15 @@ func (w *Window) UnmarshalJSON(b []byte) error {
 
 // Sources of raw files.
 const (
-	SourcePaymentOps        = "payment_ops"
-	SourceRecon             = "recon"
-	SourceFailureConversion = "failure_conversion"
-	SourceStatement         = "statement"
+	SourcePaymentOps        = "payment_ops"        // reports/PAYMENT_OPS/<reportId>.csv|json
+	SourceRecon             = "recon"              // reports/RECON/<reportId>.csv|json
+	SourceFailureConversion = "failure_conversion" // reports/FAILURE_CONVERSION_SSA/<reportId>.csv|json
+	SourceStatement         = "statement"          // statements/<account>/<from>_<to>_p<NNNN>.json
+	SourceLiquidation       = "liquidation"        // liquidations/<id>.json, one GET /liquidations/{id}
+	SourcePayment           = "payment"            // payments/<from>_<to>_p<NNNN>.json, server API payments
+	SourceTransfer          = "transfer"           // transfers/p<NNNN>.json, newest first
+	SourceBalance           = "balance"            // balances/balances.json, a snapshot at FetchedAt
+	SourceFee               = "fee"                // fees/p<NNNN>.json, the fee configuration
 )
 
 // RawFile is one file as received from the network, with its provenance.
@@ -126,4 +131,8 @@ type RawFile struct {
 	Account  string `json:"account,omitempty"`   // statements only
 	Page     int    `json:"page,omitempty"`      // paged sources: zero-based page number
 	Request  string `json:"request"`             // method and URL that produced the file (no secrets)
+	// FetchedAt is the response's Date header (the client's clock when it has
+	// none); set for balances only, whose snapshot it keys, so the index of
+	// the other sources stays the same from run to run.
+	FetchedAt time.Time `json:"fetched_at,omitzero"`
 }

@@ -25,7 +25,8 @@ type Result struct {
 	Open        int64
 	Resolved    int64
 	Loaded      map[string]int64
-	Quarantined int64
+	Quarantined int64 // malformed rows set aside (table quarantine)
+	Changes     int64 // values a newer generation of a report changed (table report_changes)
 	DB          string
 	Archive     string // the run's folder in the archive
 }
@@ -159,7 +160,7 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	for _, f := range loaded.Files {
 		res.Loaded[f.File.Source] += f.Rows
 	}
-	res.Quarantined = loaded.Quarantined()
+	res.Quarantined, res.Changes = loaded.Quarantined(), loaded.Changes()
 
 	// Rules.
 	if err := timed("rules", func() (int64, error) {
@@ -236,7 +237,8 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		return res, err
 	}
 	published = true
-	log.Info("run published", "verdict", res.Verdict, "open_breaks", res.Open, "db", cfg.DB, "archive", res.Archive)
+	log.Info("run published", "verdict", res.Verdict, "open_breaks", res.Open, "quarantined", res.Quarantined,
+		"report_changes", res.Changes, "db", cfg.DB, "archive", res.Archive)
 	if archived != nil {
 		return res, nil
 	}

@@ -2,14 +2,19 @@ package pipeline
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -17,15 +22,20 @@ import (
 )
 
 // Warehouse is a working copy of the published DuckDB file. A run writes
-// only to the copy; Publish renames it over the published file, so readers
-// never see a half-loaded run and a crash leaves the published file as it was.
+// only to its copy, <published>.work-<pid>-<random>; Publish checkpoints it,
+// syncs it to disk and renames it over the published file. Readers of the
+// published file (read-only) keep the version they opened and never see a
+// half-loaded run; a run that fails or is killed leaves the published file
+// as it was, and its copy is removed by the next run.
 type Warehouse struct {
 	DB        *sql.DB
 	published string
 	work      string
 }
 
-// OpenDB opens a DuckDB file with recon's session settings (UTC).
+// OpenDB opens a DuckDB file with recon's session settings (UTC). DuckDB
+// shares one instance per path within a process: close every handle on a
+// file before opening it again after a run published it.
 func OpenDB(path string, readOnly bool) (*sql.DB, error) {
 	dsn := path
 	if readOnly {
@@ -41,20 +51,31 @@ func OpenDB(path string, readOnly bool) (*sql.DB, error) {
 	return sql.OpenDB(c), nil
 }
 
-// OpenWarehouse copies the published file (if any) to a working file, opens
-// it and brings its schema up to date.
+// workSuffix starts the name of a working copy, after the published name.
+const workSuffix = ".work-"
+
+// OpenWarehouse removes the working copies of runs that died, copies the
+// published file (if any) to a new working copy, opens it and brings its
+// schema up to date.
 func OpenWarehouse(ctx context.Context, published string) (*Warehouse, error) {
-	w := &Warehouse{published: published, work: published + ".work"}
-	for _, p := range []string{w.work, w.work + ".wal"} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("remove stale working file: %w", err)
-		}
+	if err := checkNoWAL(published); err != nil {
+		return nil, err
 	}
+	if err := removeStale(published); err != nil {
+		return nil, err
+	}
+	tag := make([]byte, 4)
+	if _, err := rand.Read(tag); err != nil {
+		return nil, err
+	}
+	w := &Warehouse{published: published, work: fmt.Sprintf("%s%s%d-%s", published, workSuffix, os.Getpid(), hex.EncodeToString(tag))}
 	if err := copyFile(published, w.work); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		os.Remove(w.work)
 		return nil, fmt.Errorf("copy %s to a working file: %w", published, err)
 	}
 	db, err := OpenDB(w.work, false)
 	if err != nil {
+		removeWork(w.work)
 		return nil, err
 	}
 	w.DB = db
@@ -65,8 +86,9 @@ func OpenWarehouse(ctx context.Context, published string) (*Warehouse, error) {
 	return w, nil
 }
 
-// Publish checkpoints and closes the working file and renames it over the
-// published one.
+// Publish checkpoints and closes the working copy, syncs it, and renames it
+// over the published file; the rename is atomic, and the folder is synced
+// so the new name survives a crash.
 func (w *Warehouse) Publish(ctx context.Context) error {
 	if _, err := w.DB.ExecContext(ctx, "CHECKPOINT"); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
@@ -74,7 +96,13 @@ func (w *Warehouse) Publish(ctx context.Context) error {
 	if err := w.DB.Close(); err != nil {
 		return fmt.Errorf("close working file: %w", err)
 	}
+	if _, err := os.Stat(w.work + ".wal"); err == nil {
+		return fmt.Errorf("working file %s still has a write-ahead log after its checkpoint", w.work)
+	}
 	if err := syncFile(w.work); err != nil {
+		return err
+	}
+	if err := checkNoWAL(w.published); err != nil {
 		return err
 	}
 	if err := os.Rename(w.work, w.published); err != nil {
@@ -83,11 +111,74 @@ func (w *Warehouse) Publish(ctx context.Context) error {
 	return syncFile(filepath.Dir(w.published))
 }
 
-// Discard closes and removes the working file; the published file is untouched.
+// Discard closes and removes the working copy; the published file is untouched.
 func (w *Warehouse) Discard() {
 	w.DB.Close()
-	os.Remove(w.work)
-	os.Remove(w.work + ".wal")
+	removeWork(w.work)
+}
+
+// checkNoWAL refuses a published file with a write-ahead log beside it:
+// recon never writes the published file, so something opened it read-write
+// and wrote to it. Copying it would lose those writes, and replacing it would
+// leave a log that DuckDB would replay onto the new file.
+func checkNoWAL(published string) error {
+	if _, err := os.Stat(published + ".wal"); err == nil {
+		return fmt.Errorf("%s.wal exists: %s was opened read-write and written to (open it with duckdb -readonly); "+
+			"checkpoint it (duckdb %s 'CHECKPOINT') or remove the .wal, then run again", published, published, published)
+	}
+	return nil
+}
+
+// removeStale removes the working copies (with their .wal and .tmp) left
+// by runs whose process is gone.
+func removeStale(published string) error {
+	dir, base := filepath.Split(published)
+	entries, err := os.ReadDir(filepath.Clean(dir + "."))
+	if err != nil {
+		return fmt.Errorf("look for stale working files: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), base+workSuffix)
+		if !ok {
+			continue
+		}
+		rest = strings.TrimSuffix(strings.TrimSuffix(rest, ".wal"), ".tmp")
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || seen[rest] || alive(pid) {
+			continue
+		}
+		seen[rest] = true
+		if err := removeWork(published + workSuffix + rest); err != nil {
+			return fmt.Errorf("remove stale working file: %w", err)
+		}
+	}
+	return nil
+}
+
+// removeWork removes a working copy with its write-ahead log and temporary folder.
+func removeWork(work string) error {
+	var errs []error
+	for _, p := range []string{work, work + ".wal", work + ".tmp"} {
+		if err := os.RemoveAll(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// alive reports whether a process with this id exists (on this host).
+func alive(pid int) bool {
+	if pid == os.Getpid() {
+		return true
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func copyFile(from, to string) error {

@@ -55,15 +55,23 @@ func List(fsys fs.FS) ([]Migration, error) {
 	return out, nil
 }
 
-// Migrate applies the migrations not yet recorded in schema_version, each in
-// its own transaction, and returns the resulting version.
+// Migrate applies recon's migrations not yet recorded in schema_version,
+// each in its own transaction, and returns the resulting version.
 func Migrate(ctx context.Context, db *dbsql.DB) (int, error) {
-	ms, err := List(Migrations)
+	return MigrateFS(ctx, db, Migrations)
+}
+
+// MigrateFS is Migrate with the migrations of fsys.
+func MigrateFS(ctx context.Context, db *dbsql.DB, fsys fs.FS) (int, error) {
+	ms, err := List(fsys)
 	if err != nil {
 		return 0, err
 	}
+	// No DEFAULT now() on applied_at: DuckDB 1.4.5 cannot replay, after a
+	// crash, a write-ahead log that comments a column of a table with a
+	// function default (duckdb/duckdb#21490, fixed in later releases).
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
-		version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+		version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)`); err != nil {
 		return 0, fmt.Errorf("create schema_version: %w", err)
 	}
 	var current int
@@ -91,7 +99,7 @@ func apply(ctx context.Context, db *dbsql.DB, m Migration) error {
 	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return fmt.Errorf("migration %s: %w", m.Name, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, name) VALUES (?, ?)`, m.Version, m.Name); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, now())`, m.Version, m.Name); err != nil {
 		return fmt.Errorf("migration %s: record version: %w", m.Name, err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/csv"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -25,9 +26,20 @@ var tables = []struct{ name, order string }{
 	{"payment_ops", "source_file, source_line"},
 	{"recon_transactions", "source_file, source_line"},
 	{"failure_conversions", "source_file, source_line"},
+	{"statements", "account, start_datetime"},
 	{"statement_entries", "source_file, source_line"},
-	{"quarantine", "source_file, line"},
+	{"liquidations", "liquidation_id"},
+	{"liquidation_trades", "liquidation_id, source_line"},
+	{"trade_executions", "liquidation_id, trade_id, source_line"},
+	{"payments", "payment_id"},
+	{"transfers", "transfer_id"},
+	{"balances", "fetched_at, side, currency, account_name"},
+	{"fees", "fee_id"},
+	{"quarantine", "source_file, line, path"},
 	{"report_files", "report_id"},
+	{"report_changes", "report_type, row_key, column_name"},
+	{"source_files", "run_id, source_file"},
+	{"payment_trace", "payment_id"},
 }
 
 func newDB(t *testing.T) *sql.DB {
@@ -110,7 +122,16 @@ func TestLoadGolden(t *testing.T) {
 	for _, dir := range cases {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			db := newDB(t)
-			load(t, db, dir)
+			st := load(t, db, dir)
+			// Every rejected row is in quarantine, and source_files counts what each file gave.
+			var quarantined, counted int64
+			if err := db.QueryRow(`SELECT (SELECT count(*) FROM quarantine), (SELECT coalesce(sum(rows_quarantined), 0) FROM source_files)`).
+				Scan(&quarantined, &counted); err != nil {
+				t.Fatal(err)
+			}
+			if quarantined != st.Quarantined() || counted != st.Quarantined() {
+				t.Errorf("quarantine holds %d rows, source_files counts %d, the load rejected %d", quarantined, counted, st.Quarantined())
+			}
 			got := dump(t, db)
 			golden := filepath.Join(dir, "want.golden")
 			if *update {
@@ -134,44 +155,122 @@ func TestLoadGolden(t *testing.T) {
 	}
 }
 
-// TestMalformedRowsQuarantined checks the quarantine of the malformed case
-// line by line: five bad rows, each with its line and reason, and the rest loaded.
+// TestMalformedRowsQuarantined checks the quarantine of the malformed cases
+// row by row: five bad rows, each with its line, reason and exact text, and
+// every good row loaded. CSV lines count the header as line 1; JSON lines
+// are element numbers.
 func TestMalformedRowsQuarantined(t *testing.T) {
-	db := newDB(t)
-	st := load(t, db, "../testdata/load/malformed")
-	if st.Rows(extract.SourcePaymentOps) != 6 || st.Quarantined() != 5 {
-		t.Fatalf("loaded %d rows, quarantined %d; want 6 and 5", st.Rows(extract.SourcePaymentOps), st.Quarantined())
+	type bad struct {
+		line   int64
+		reason string
 	}
-	rows, err := db.Query(`SELECT line, reason, raw FROM quarantine ORDER BY line`)
+	for _, tc := range []struct {
+		dir, file string
+		rawOf     func(t *testing.T, file []byte, line int64) string
+		want      []bad
+	}{{
+		dir: "malformed", file: "reports/payment_ops.csv", rawOf: csvLine,
+		want: []bad{{3, "bad decimal in sent_amount: 12,50"}, {5, "bad timestamp in executed_at: 2026-13-45T99:00:00Z"},
+			{7, "too few columns: 10, header has 24"}, {9, "unknown payment_state: TELEPORTED"}, {11, "missing network_payment_id"}},
+	}, {
+		dir: "malformed_json", file: "reports/payment_ops.json", rawOf: jsonElement,
+		want: []bad{{2, "bad decimal in sent_amount: 12,50"}, {4, "bad timestamp in executed_at: 2026-13-45T99:00:00Z"},
+			{6, "not a JSON object"}, {8, "unknown payment_state: TELEPORTED"}, {10, "missing network_payment_id"}},
+	}} {
+		t.Run(tc.dir, func(t *testing.T) {
+			dir := filepath.Join("../testdata/load", tc.dir)
+			db := newDB(t)
+			st := load(t, db, dir)
+			if st.Rows(extract.SourcePaymentOps) != 6 || st.Quarantined() != int64(len(tc.want)) {
+				t.Fatalf("loaded %d rows, quarantined %d; want 6 and %d", st.Rows(extract.SourcePaymentOps), st.Quarantined(), len(tc.want))
+			}
+			var loaded int
+			if err := db.QueryRow(`SELECT count(*) FROM payment_ops`).Scan(&loaded); err != nil || loaded != 6 {
+				t.Fatalf("payment_ops has %d rows (%v), want 6", loaded, err)
+			}
+			file, err := os.ReadFile(filepath.Join(dir, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.Query(`SELECT line, reason, raw FROM quarantine ORDER BY line`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var got []bad
+			for rows.Next() {
+				var b bad
+				var raw string
+				if err := rows.Scan(&b.line, &b.reason, &raw); err != nil {
+					t.Fatal(err)
+				}
+				if want := tc.rawOf(t, file, b.line); raw != want {
+					t.Errorf("line %d raw = %q, want the file's %q", b.line, raw, want)
+				}
+				b.reason, _, _ = strings.Cut(b.reason, " (") // drop the parser's detail
+				got = append(got, b)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(bad{})); diff != "" {
+				t.Errorf("quarantine (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// csvLine returns line n of a file (from 1).
+func csvLine(t *testing.T, file []byte, n int64) string {
+	t.Helper()
+	return strings.Split(string(file), "\n")[n-1]
+}
+
+// jsonElement returns element n (from 1) of a JSON array, as written.
+func jsonElement(t *testing.T, file []byte, n int64) string {
+	t.Helper()
+	var els []json.RawMessage
+	if err := json.Unmarshal(file, &els); err != nil {
+		t.Fatal(err)
+	}
+	return string(els[n-1])
+}
+
+// TestCSVAndJSONLoadTheSameRows: the JSON download of a report (numbers
+// bare, currency codes lower case) loads exactly the rows of its CSV download.
+func TestCSVAndJSONLoadTheSameRows(t *testing.T) {
+	rowsOf := func(dir string) map[string][]string {
+		db := newDB(t)
+		load(t, db, dir)
+		out := map[string][]string{}
+		for _, table := range []string{"payment_ops", "recon_transactions"} {
+			out[table] = queryStrings(t, db, `SELECT CAST(r AS VARCHAR) FROM (SELECT * EXCLUDE (report_id, source_file, source_line) FROM `+table+`) r ORDER BY ALL`)
+		}
+		return out
+	}
+	csvRows, jsonRows := rowsOf("../testdata/load/sample"), rowsOf("../testdata/load/json_reports")
+	if len(csvRows["payment_ops"]) == 0 || len(csvRows["recon_transactions"]) == 0 {
+		t.Fatal("the sample loaded nothing")
+	}
+	if diff := cmp.Diff(csvRows, jsonRows); diff != "" {
+		t.Errorf("CSV and JSON downloads load different rows (-csv +json):\n%s", diff)
+	}
+}
+
+func queryStrings(t *testing.T, db *sql.DB, q string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Query(q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	want := []struct {
-		line   int64
-		reason string
-	}{{3, "sent_amount"}, {5, "bad timestamp in executed_at"}, {7, "too few columns"}, {9, "unknown payment_state: TELEPORTED"}, {11, "missing network_payment_id"}}
-	lines, _ := os.ReadFile("../testdata/load/malformed/reports/payment_ops.csv")
-	fileLines := strings.Split(string(lines), "\n")
-	i := 0
+	var out []string
 	for rows.Next() {
-		var line int64
-		var reason, raw string
-		if err := rows.Scan(&line, &reason, &raw); err != nil {
+		var s sql.NullString
+		if err := rows.Scan(&s); err != nil {
 			t.Fatal(err)
 		}
-		if i >= len(want) {
-			t.Fatalf("extra quarantine row at line %d: %s", line, reason)
-		}
-		if line != want[i].line || !strings.Contains(reason, want[i].reason) {
-			t.Errorf("quarantine row %d = line %d %q, want line %d containing %q", i, line, reason, want[i].line, want[i].reason)
-		}
-		if raw != fileLines[line-1] {
-			t.Errorf("line %d raw = %q, want the file's line %q", line, raw, fileLines[line-1])
-		}
-		i++
+		out = append(out, s.String)
 	}
-	if i != len(want) {
-		t.Fatalf("%d quarantine rows, want %d", i, len(want))
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
+	return out
 }

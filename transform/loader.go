@@ -5,13 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"strings"
 
 	"recon/extract"
 )
-
-// deleteQuarantineSQL drops the quarantine rows of the slices a reload replaces.
-const deleteQuarantineSQL = `DELETE FROM quarantine WHERE source = $source
-	AND account IS NOT DISTINCT FROM $account AND window_from >= $from AND window_to <= $to`
 
 // Loader loads the raw files of one extract folder into DuckDB.
 type Loader struct {
@@ -30,11 +28,12 @@ func NewLoader(db *sql.DB, dir, runID string, log *slog.Logger) *Loader {
 	return &Loader{db: db, dir: dir, runID: runID, log: log}
 }
 
-// FileStats counts what one raw file (or statement slice) gave.
+// FileStats counts what one raw file gave.
 type FileStats struct {
 	File        extract.RawFile
-	Rows        int64
-	Quarantined int64
+	Rows        int64 // rows loaded (a liquidation counts its trades and executions)
+	Quarantined int64 // rows sent to quarantine
+	Changes     int64 // report_changes recorded: values a newer generation of a report changed
 }
 
 // Stats counts what a load gave, file by file.
@@ -60,8 +59,20 @@ func (s Stats) Quarantined() int64 {
 	return n
 }
 
-// Load loads files in order; each report, and each statement slice (account
-// and window, all its pages), replaces its slice in one transaction.
+// Changes returns the report_changes rows recorded.
+func (s Stats) Changes() int64 {
+	var n int64
+	for _, f := range s.Files {
+		n += f.Changes
+	}
+	return n
+}
+
+// Load loads files in order of first appearance, one slice at a time: each
+// report; each statement (account and window, all its pages); each balances
+// snapshot; and all liquidations, payments, transfers and fees, replaced by
+// key. Every slice is replaced inside one transaction, so a load that fails
+// part way leaves each slice either as it was or wholly replaced.
 func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, error) {
 	conn, err := l.db.Conn(ctx)
 	if err != nil {
@@ -71,27 +82,164 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 	var st Stats
 	trace := traceOf(ctx)
 	trace.started(len(files))
-	for i := 0; i < len(files); i++ {
-		f, first := files[i], i
-		var fs FileStats
-		if t, ok := TableFor(f.Source); ok {
-			fs, err = l.loadReport(ctx, conn, t, f)
-		} else if f.Source == extract.SourceStatement {
-			j := i + 1
-			for j < len(files) && files[j].Source == f.Source && files[j].Account == f.Account && files[j].Window == f.Window {
-				j++
-			}
-			fs, err = l.loadStatement(ctx, conn, files[i:j])
-			i = j - 1
-		} else {
-			err = fmt.Errorf("unknown source %q", f.Source)
+	for _, g := range groups(files) {
+		first := g[0]
+		var fs []FileStats
+		switch src := first.Source; {
+		case isReport(src):
+			t, _ := TableFor(src)
+			var one FileStats
+			one, err = l.loadReport(ctx, conn, t, first)
+			fs = []FileStats{one}
+		case src == extract.SourceStatement:
+			fs, err = l.loadStatement(ctx, conn, g)
+		case src == extract.SourceLiquidation:
+			fs, err = l.loadLiquidations(ctx, conn, g)
+		case src == extract.SourcePayment:
+			fs, err = l.loadKeyed(ctx, conn, &Payments, g, paymentRow)
+		case src == extract.SourceTransfer:
+			fs, err = l.loadKeyed(ctx, conn, &Transfers, g, flatRow(nil))
+		case src == extract.SourceFee:
+			fs, err = l.loadKeyed(ctx, conn, &Fees, g, flatRow(map[string]string{"feeId": "fee_id"}))
+		case src == extract.SourceBalance:
+			fs, err = l.loadBalances(ctx, conn, first)
+		default:
+			err = fmt.Errorf("unknown source %q", src)
 		}
 		if err != nil {
-			return st, fmt.Errorf("load %s: %w", f.Path, err)
+			return st, fmt.Errorf("load %s: %w", first.Path, err)
 		}
-		l.log.Info("loaded", "source", f.Source, "file", f.Path, "rows", fs.Rows, "quarantined", fs.Quarantined)
-		st.Files = append(st.Files, fs)
-		trace.loaded(fs, i+1-first)
+		for _, f := range fs {
+			l.log.Info("loaded", "source", f.File.Source, "file", f.File.Path, "rows", f.Rows,
+				"quarantined", f.Quarantined, "changes", f.Changes)
+			trace.loaded(f, 1)
+		}
+		st.Files = append(st.Files, fs...)
 	}
 	return st, nil
+}
+
+func isReport(source string) bool { _, ok := TableFor(source); return ok }
+
+// groups splits files into the slices Load replaces, in order of first appearance.
+func groups(files []extract.RawFile) [][]extract.RawFile {
+	var order []string
+	by := map[string][]extract.RawFile{}
+	for _, f := range files {
+		var k string
+		switch f.Source {
+		case extract.SourceStatement:
+			k = f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
+		case extract.SourceLiquidation, extract.SourcePayment, extract.SourceTransfer, extract.SourceFee:
+			k = f.Source
+		default:
+			k = f.Source + "\x00" + f.Path
+		}
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], f)
+	}
+	out := make([][]extract.RawFile, len(order))
+	for i, k := range order {
+		out[i] = by[k]
+	}
+	return out
+}
+
+// fileStats counts, per file, the rows a builder loaded and rejected.
+func fileStats(files []extract.RawFile, bs ...*builder) []FileStats {
+	out := make([]FileStats, len(files))
+	for i, f := range files {
+		out[i].File = f
+		for _, b := range bs {
+			out[i].Rows += b.loaded[f.Path]
+			out[i].Quarantined += b.nbad[f.Path]
+		}
+	}
+	return out
+}
+
+// path is where a raw file is on disk.
+func (l *Loader) path(f extract.RawFile) string {
+	return filepath.Join(l.dir, filepath.FromSlash(f.Path))
+}
+
+// insertSQL copies the rows of a stage into the table, with their
+// provenance; when the table names a Keep order, a key the stage holds twice
+// keeps one row.
+func insertSQL(t *Table, stage string) string {
+	names := make([]string, 0, len(t.Columns)+4)
+	exprs := make([]string, 0, len(t.Columns)+4)
+	for _, c := range t.Columns {
+		names = append(names, c.Name)
+		exprs = append(exprs, c.Name)
+	}
+	if t.Extra {
+		names = append(names, "extra")
+		exprs = append(exprs, "CAST(extra AS JSON)")
+	}
+	switch t.Prov {
+	case ByReport:
+		names = append(names, "report_id", "source_file", "source_line")
+		exprs = append(exprs, "$report_id", "_file", "_line")
+	case ByRun:
+		names = append(names, "source_file", "source_line", "run_id")
+		exprs = append(exprs, "_file", "_line", "$run_id")
+	}
+	q := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", t.Name, strings.Join(names, ", "), strings.Join(exprs, ", "), stage)
+	if t.Keep != "" {
+		q += fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s) = 1", strings.Join(t.Key, ", "), t.Keep)
+	}
+	return q
+}
+
+// execAll runs statements in a transaction, with the same named arguments.
+func execAll(ctx context.Context, tx *sql.Tx, args []any, stmts ...string) error {
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertQuarantineSQL moves the stage's rejected rows of one file into quarantine.
+const insertQuarantineSQL = `INSERT INTO quarantine (source, account, window_from, window_to, record_key, source_file,
+	report_id, line, path, reason, raw, run_id)
+	SELECT $source, $account, $from, $to, record_key, _file, $report_id, _line, path, reason, raw, $run_id
+	FROM stage_quarantine WHERE _file = $file`
+
+// recordFile writes a raw file's row of source_files.
+func (l *Loader) recordFile(ctx context.Context, tx *sql.Tx, fs FileStats) error {
+	f := fs.File
+	var fetched, from, to, account, report any
+	if !f.FetchedAt.IsZero() {
+		fetched = f.FetchedAt
+	}
+	if !f.Window.From.IsZero() {
+		from, to = f.Window.From, f.Window.To
+	}
+	if f.Account != "" {
+		account = f.Account
+	}
+	if f.ReportID != "" {
+		report = f.ReportID
+	}
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO source_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		l.runID, f.Source, f.Path, f.Request, f.SHA256, f.Size, fetched, from, to, account, report, fs.Rows, fs.Quarantined)
+	if err != nil {
+		return fmt.Errorf("record file %s: %w", f.Path, err)
+	}
+	return nil
+}
+
+// windowArgs are the named arguments of a file's window ($from, $to as days;
+// $start, $end as instants); all null when the file has no window.
+func windowArgs(f extract.RawFile) []any {
+	if f.Window.From.IsZero() {
+		return []any{sql.Named("from", nil), sql.Named("to", nil), sql.Named("start", nil), sql.Named("end", nil)}
+	}
+	w := f.Window
+	return []any{sql.Named("from", w.From), sql.Named("to", w.To), sql.Named("start", w.Start()), sql.Named("end", w.End())}
 }

@@ -1,6 +1,11 @@
--- Initial schema: sources loaded from the network, the run ledger and breaks.
--- Amounts are DECIMAL(38,12) (fiat 2 decimals, XRP 6, rates 8+), times TIMESTAMPTZ in UTC,
--- currency codes upper case. Every source row keeps its provenance (source_file, source_line).
+-- Initial schema: reports and statements loaded from the network, the quarantine, the run
+-- ledger and breaks. Amounts are DECIMAL(38,12) (fiat 2 decimals, XRP 6, rates 8+), times
+-- TIMESTAMPTZ in UTC, currency codes upper case. Every source row keeps its provenance.
+
+COMMENT ON TABLE schema_version IS 'Migrations applied to this file (sql/migrations/NNNN_name.sql), one row each.';
+COMMENT ON COLUMN schema_version.version IS 'NNNN of the migration file.';
+COMMENT ON COLUMN schema_version.name IS 'File name without .sql.';
+COMMENT ON COLUMN schema_version.applied_at IS 'When the migration was applied, UTC.';
 
 CREATE TABLE report_files (
     report_id     VARCHAR NOT NULL,
@@ -262,6 +267,7 @@ CREATE TABLE statements (
     generated_at    TIMESTAMPTZ,
     entries         BIGINT NOT NULL,
     source_file     VARCHAR NOT NULL,
+    run_id          VARCHAR NOT NULL,
     PRIMARY KEY (account, start_datetime, end_datetime)
 );
 COMMENT ON TABLE statements IS 'Ledger statement headers per account and requested window (server API GET /statement/{account}).';
@@ -275,6 +281,7 @@ COMMENT ON COLUMN statements.end_datetime IS 'Window end, exclusive, UTC.';
 COMMENT ON COLUMN statements.generated_at IS 'When the server generated the statement.';
 COMMENT ON COLUMN statements.entries IS 'Number of entries (transactions.total_elements).';
 COMMENT ON COLUMN statements.source_file IS 'Provenance: raw file of the first page.';
+COMMENT ON COLUMN statements.run_id IS 'Provenance: run that loaded the statement (see source_files for the request and sha256).';
 
 CREATE TABLE statement_entries (
     account            VARCHAR NOT NULL,
@@ -293,7 +300,8 @@ CREATE TABLE statement_entries (
     sender_address     VARCHAR,
     receiver_address   VARCHAR,
     source_file        VARCHAR NOT NULL,
-    source_line        BIGINT NOT NULL
+    source_line        BIGINT NOT NULL,
+    run_id             VARCHAR NOT NULL
 );
 COMMENT ON TABLE statement_entries IS 'Ledger statement entries of this node''s accounts (server API). Key: account, transaction_id.';
 COMMENT ON COLUMN statement_entries.account IS 'Account address the statement was requested for.';
@@ -313,29 +321,34 @@ COMMENT ON COLUMN statement_entries.sender_address IS 'Sending account of the tr
 COMMENT ON COLUMN statement_entries.receiver_address IS 'Receiving account of the transaction.';
 COMMENT ON COLUMN statement_entries.source_file IS 'Provenance: raw statement page file.';
 COMMENT ON COLUMN statement_entries.source_line IS 'Provenance: element number in the page''s transactions.content, from 1.';
+COMMENT ON COLUMN statement_entries.run_id IS 'Provenance: run that loaded the entry (see source_files for the request and sha256).';
 
 CREATE TABLE quarantine (
     source      VARCHAR NOT NULL,
     account     VARCHAR,
-    window_from DATE NOT NULL,
-    window_to   DATE NOT NULL,
+    window_from DATE,
+    window_to   DATE,
+    record_key  VARCHAR,
     source_file VARCHAR NOT NULL,
     report_id   VARCHAR,
     line        BIGINT NOT NULL,
+    path        VARCHAR,
     reason      VARCHAR NOT NULL,
     raw         VARCHAR,
     run_id      VARCHAR NOT NULL
 );
-COMMENT ON TABLE quarantine IS 'Malformed source rows kept aside instead of loaded: bad decimal or timestamp, wrong column count, unknown enum value.';
-COMMENT ON COLUMN quarantine.source IS 'Source of the row (payment_ops, recon, failure_conversion, statement).';
+COMMENT ON TABLE quarantine IS 'Malformed source rows kept aside instead of loaded (bad decimal or timestamp, wrong column count, unknown enum value, missing key), with where they were and why. Reloading a slice replaces its quarantine rows.';
+COMMENT ON COLUMN quarantine.source IS 'Source of the row: payment_ops, recon, failure_conversion, statement, liquidation, payment, transfer, balance or fee.';
 COMMENT ON COLUMN quarantine.account IS 'Account of the statement, for statement rows.';
-COMMENT ON COLUMN quarantine.window_from IS 'First day of the slice (report or statement window) the row came with.';
-COMMENT ON COLUMN quarantine.window_to IS 'Last day of that slice; reloading the slice replaces its quarantine rows.';
-COMMENT ON COLUMN quarantine.source_file IS 'Raw file the row came from.';
+COMMENT ON COLUMN quarantine.window_from IS 'First day of the slice (report, statement or page window) the row came with; null for sources keyed by id.';
+COMMENT ON COLUMN quarantine.window_to IS 'Last day of that slice; reloading a slice that covers it replaces its quarantine rows.';
+COMMENT ON COLUMN quarantine.record_key IS 'Key of the record when it could be read: liquidation id, payment_id, transfer_id, feeId, or the balances snapshot time.';
+COMMENT ON COLUMN quarantine.source_file IS 'Raw file the row came from, inside the run''s archived inputs.';
 COMMENT ON COLUMN quarantine.report_id IS 'reportId, for report rows.';
-COMMENT ON COLUMN quarantine.line IS 'Line of the record in the raw file (header is line 1); JSON: element number, from 1.';
-COMMENT ON COLUMN quarantine.reason IS 'Why the row was not loaded.';
-COMMENT ON COLUMN quarantine.raw IS 'The row as received.';
+COMMENT ON COLUMN quarantine.line IS 'CSV: line of the record in the file (header is line 1). JSON: element number in its array, from 1 (1 for a file that is one object).';
+COMMENT ON COLUMN quarantine.path IS 'JSON only: path of the element in the file, for example $[4] or $.trade_requests[0].trade_executions[1].';
+COMMENT ON COLUMN quarantine.reason IS 'Why the row was not loaded; several reasons are joined by "; ".';
+COMMENT ON COLUMN quarantine.raw IS 'The row as received: the CSV record''s text or the JSON element.';
 COMMENT ON COLUMN quarantine.run_id IS 'Run that quarantined the row.';
 
 CREATE TABLE runs (

@@ -1,0 +1,310 @@
+package pipeline_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"recon/extract"
+	"recon/pipeline"
+)
+
+// The tests of this file run the test binary again as a child process, in
+// the role named by helperRole: a read-only reader of the published file,
+// or a run that freezes in the middle of its load until it is killed.
+const (
+	helperRole = "RECON_TEST_HELPER"
+	helperDB   = "RECON_TEST_DB"
+)
+
+// TestHelperProcess is not a test: it is the child process of the tests below.
+func TestHelperProcess(t *testing.T) {
+	switch os.Getenv(helperRole) {
+	case "":
+		t.Skip("run only as a child process")
+	case "reader":
+		readerChild(t)
+	case "run":
+		runChild(t)
+	}
+}
+
+// readerChild opens the published file read-only, prints what it holds, and
+// prints it again for every line read from stdin, until stdin closes.
+func readerChild(t *testing.T) {
+	db, err := pipeline.OpenDB(os.Getenv(helperDB), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	in := bufio.NewScanner(os.Stdin)
+	for {
+		s, err := state(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println(s)
+		if !in.Scan() {
+			return
+		}
+	}
+}
+
+// runChild runs the pipeline over a week on the published file; once its
+// first slice is loaded into the working copy it prints "loaded <run id>" and
+// waits on stdin, which the parent never writes: it is killed there.
+func runChild(t *testing.T) {
+	e := newEnv(t, 7)
+	e.cfg.DB = os.Getenv(helperDB)
+	e.cfg.Logger = slog.New(newHook("loaded", func(r slog.Record) {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "run_id" {
+				fmt.Println("loaded", a.Value.String())
+			}
+			return true
+		})
+		io.Copy(io.Discard, os.Stdin) // blocks until killed
+	}))
+	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 6))
+	if _, err := pipeline.Run(context.Background(), e.cfg, w); err != nil {
+		t.Fatal(err)
+	}
+	t.Fatal("the run finished: it was meant to be killed while loading")
+}
+
+// hook is a slog handler that calls fn on the first record with message msg.
+func newHook(msg string, fn func(slog.Record)) *hook {
+	return &hook{msg: msg, fn: fn, once: new(sync.Once)}
+}
+
+type hook struct {
+	msg   string
+	fn    func(slog.Record)
+	once  *sync.Once
+	attrs []slog.Attr
+}
+
+func (h *hook) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *hook) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		r.AddAttrs(h.attrs...)
+		h.once.Do(func() { h.fn(r) })
+	}
+	return nil
+}
+
+func (h *hook) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(append([]slog.Attr{}, h.attrs...), as...)
+	return &c
+}
+
+func (h *hook) WithGroup(string) slog.Handler { return h }
+
+// child starts the test binary as a helper in role on the database at path.
+func child(t *testing.T, role, path string) (cmd *exec.Cmd, stdin io.WriteCloser, stdout *bufio.Scanner) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), helperRole+"="+role, helperDB+"="+path)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, stdin, bufio.NewScanner(out)
+}
+
+// nextLine returns the next line a child printed.
+func nextLine(t *testing.T, out *bufio.Scanner) string {
+	t.Helper()
+	if !out.Scan() {
+		t.Fatalf("child printed nothing more (%v)", out.Err())
+	}
+	return out.Text()
+}
+
+// state sums up what a database holds: row counts and amount totals of the
+// loaded sources, and the runs published.
+func state(db *sql.DB) (string, error) {
+	var parts []string
+	for _, q := range []string{
+		"SELECT count(*) FROM runs",
+		"SELECT count(*) || ' ' || coalesce(sum(sent_amount), 0) FROM payment_ops",
+		"SELECT count(*) || ' ' || coalesce(sum(balance_change), 0) FROM recon_transactions",
+		"SELECT count(*) || ' ' || coalesce(sum(ssa_transfer_amount), 0) FROM failure_conversions",
+		"SELECT count(*) || ' ' || coalesce(sum(balance_change), 0) FROM statement_entries",
+		"SELECT count(*) || ' ' || coalesce(sum(closing_balance), 0) FROM statements",
+		"SELECT count(*) || ' ' || coalesce(sum(expected), 0) FROM breaks",
+		"SELECT count(*) FROM source_files",
+	} {
+		var s string
+		if err := db.QueryRow(q).Scan(&s); err != nil {
+			return "", fmt.Errorf("%s: %w", q, err)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " | "), nil
+}
+
+// stateOf opens a file read-only, sums it up and closes it.
+func stateOf(t *testing.T, path string) string {
+	t.Helper()
+	db, err := pipeline.OpenDB(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := state(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func workFiles(t *testing.T, published string) []string {
+	t.Helper()
+	m, err := filepath.Glob(published + ".work-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestReaderOpenDuringRun: an analyst holds the published file open
+// read-only (another process) while a run loads and publishes. The run
+// succeeds; in the middle of its load the reader still sees the previous
+// run whole, and keeps seeing it until it reopens the file.
+func TestReaderOpenDuringRun(t *testing.T) {
+	e := newEnv(t, 3)
+	e.run(t, extract.Window{From: day0, To: day0.AddDate(0, 0, 1)})
+	before := stateOf(t, e.cfg.DB)
+
+	_, stdin, stdout := child(t, "reader", e.cfg.DB)
+	if got := nextLine(t, stdout); got != before {
+		t.Fatalf("reader sees %q, want %q", got, before)
+	}
+	look := func() string {
+		t.Helper()
+		if _, err := io.WriteString(stdin, "again\n"); err != nil {
+			t.Fatal(err)
+		}
+		return nextLine(t, stdout)
+	}
+	var midLoad string
+	e.cfg.Logger = slog.New(newHook("loaded", func(slog.Record) { midLoad = look() }))
+	if _, err := pipeline.Run(context.Background(), e.cfg, extract.Window{From: day0, To: day0.AddDate(0, 0, 2)}); err != nil {
+		t.Fatalf("run with a reader open: %v", err)
+	}
+	if midLoad != before {
+		t.Errorf("in the middle of the load the reader sees %q, want the previous run %q", midLoad, before)
+	}
+	if got := look(); got != before {
+		t.Errorf("after the publish the open reader sees %q, want the version it opened %q", got, before)
+	}
+	after := stateOf(t, e.cfg.DB)
+	if after == before {
+		t.Errorf("the second run changed nothing: %q", after)
+	}
+	stdin.Close()
+}
+
+// TestKilledRunLeavesDatabaseAsItWas kills (SIGKILL) a child process in the
+// middle of its load: the published file keeps its rows and sums, the
+// working copy holds the killed run's first slice, and the next run removes
+// that copy and succeeds.
+func TestKilledRunLeavesDatabaseAsItWas(t *testing.T) {
+	e := newEnv(t, 3)
+	w := extract.Window{From: day0, To: day0.AddDate(0, 0, 2)}
+	e.run(t, w)
+	before := stateOf(t, e.cfg.DB)
+
+	cmd, _, stdout := child(t, "run", e.cfg.DB)
+	line := nextLine(t, stdout)
+	runID, ok := strings.CutPrefix(line, "loaded ")
+	if !ok {
+		t.Fatalf("child printed %q, want loaded <run id>", line)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != -1 {
+		t.Fatalf("child ended with %v, want killed by a signal", err)
+	}
+
+	if got := stateOf(t, e.cfg.DB); got != before {
+		t.Errorf("after the kill the published file holds %q, want %q", got, before)
+	}
+	works := workFiles(t, e.cfg.DB)
+	var copies []string
+	for _, f := range works {
+		if !strings.HasSuffix(f, ".wal") && !strings.HasSuffix(f, ".tmp") {
+			copies = append(copies, f)
+		}
+	}
+	if len(copies) != 1 {
+		t.Fatalf("working copies after the kill: %v, want the killed run's one", works)
+	}
+	var loaded int
+	work, err := pipeline.OpenDB(copies[0], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = work.QueryRow(`SELECT count(*) FROM source_files WHERE run_id = ?`, runID).Scan(&loaded)
+	work.Close()
+	if err != nil || loaded == 0 {
+		t.Errorf("the killed run's working copy holds %d files of run %s (%v), want its first slice", loaded, runID, err)
+	}
+
+	e.run(t, w)
+	if left := workFiles(t, e.cfg.DB); len(left) != 0 {
+		t.Errorf("working files left after the next run: %v", left)
+	}
+	if got := stateOf(t, e.cfg.DB); strings.Split(got, " | ")[0] != "2" {
+		t.Errorf("after the next run: %q, want 2 runs", got)
+	}
+}
+
+// TestPublishedFileWithWALIsRefused: a write-ahead log beside the published
+// file means something wrote to it; a run stops before copying it.
+func TestPublishedFileWithWALIsRefused(t *testing.T) {
+	e := newEnv(t, 1)
+	e.run(t, extract.Window{From: day0, To: day0})
+	before := stateOf(t, e.cfg.DB)
+	if err := os.WriteFile(e.cfg.DB+".wal", []byte("someone else's writes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := pipeline.Run(context.Background(), e.cfg, extract.Window{From: day0, To: day0})
+	if err == nil || !strings.Contains(err.Error(), "-readonly") {
+		t.Fatalf("run beside a .wal: %v, want an error telling to open the file read-only", err)
+	}
+	if err := os.Remove(e.cfg.DB + ".wal"); err != nil {
+		t.Fatal(err)
+	}
+	if got := stateOf(t, e.cfg.DB); got != before {
+		t.Errorf("the refused run changed the file: %q, want %q", got, before)
+	}
+	if left := workFiles(t, e.cfg.DB); len(left) != 0 {
+		t.Errorf("working files left: %v", left)
+	}
+}

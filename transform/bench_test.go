@@ -1,0 +1,186 @@
+//go:build unix
+
+package transform_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"recon/extract"
+	"recon/extract/sandbox"
+	"recon/pipeline"
+	reconsql "recon/sql"
+	"recon/transform"
+)
+
+// BenchmarkReconCSV measures, side by side in one process, the load of one
+// sandbox RECON CSV (RECON_BENCH_PAYMENTS payments in a day, default 100000,
+// about 4.4 rows each) by DuckDB's native read_csv into a typed table of the
+// same columns, and by recon's loader (parse, validate, quarantine, slice
+// replace, provenance). Each side loads into a fresh file and checkpoints.
+// It reports the rows per second of both and recon's ratio to native, and
+// the CPU seconds each used per load (process CPU, all threads: on a busy
+// machine the CPU ratio is the steadier measure).
+//
+//	go test -tags duckdb_arrow ./transform/ -run '^$' -bench ReconCSV -benchtime 3x
+func BenchmarkReconCSV(b *testing.B) {
+	payments := 100000
+	if v := os.Getenv("RECON_BENCH_PAYMENTS"); v != "" {
+		var err error
+		if payments, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	w, _ := extract.NewWindow(day, day)
+	sb, err := sandbox.New(sandbox.Config{Seed: 1, Start: day, Days: 1, PaymentsPerDay: payments,
+		Now: func() time.Time { return day.AddDate(0, 0, 5) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, "reports", "recon.csv")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows, err := sb.WriteReport(f, extract.ReportRecon, extract.FormatCSV, w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	files := []extract.RawFile{{Source: extract.SourceRecon, Format: extract.FormatCSV, Path: "reports/recon.csv",
+		Window: w, Status: extract.StatusReady, ReportID: "bench"}}
+
+	create, insert := nativeSQL(b, path)
+	ctx := context.Background()
+	var native, recon, nativeCPU, reconCPU time.Duration
+	n := 0
+	for b.Loop() {
+		for i := range 2 { // alternate which side goes first
+			if (n+i)%2 == 0 {
+				c := cpuTime()
+				native += timeLoad(b, filepath.Join(dir, fmt.Sprintf("native-%d.duckdb", n)), func(db *sql.DB) (int64, error) {
+					if _, err := db.ExecContext(ctx, create); err != nil {
+						return 0, err
+					}
+					res, err := db.ExecContext(ctx, insert)
+					if err != nil {
+						return 0, err
+					}
+					return res.RowsAffected()
+				}, int64(rows))
+				nativeCPU += cpuTime() - c
+			} else {
+				c := cpuTime()
+				recon += timeLoad(b, filepath.Join(dir, fmt.Sprintf("recon-%d.duckdb", n)), func(db *sql.DB) (int64, error) {
+					st, err := transform.NewLoader(db, dir, "r-bench", nil).Load(ctx, files)
+					return st.Rows(extract.SourceRecon), err
+				}, int64(rows))
+				reconCPU += cpuTime() - c
+			}
+		}
+		n++
+	}
+	total := float64(rows) * float64(n)
+	b.ReportMetric(total/native.Seconds(), "native_rows/s")
+	b.ReportMetric(total/recon.Seconds(), "recon_rows/s")
+	b.ReportMetric(native.Seconds()/recon.Seconds(), "ratio")
+	b.ReportMetric(nativeCPU.Seconds()/float64(n), "native_cpu_s")
+	b.ReportMetric(reconCPU.Seconds()/float64(n), "recon_cpu_s")
+}
+
+// cpuTime is the CPU time the process has used, all threads.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// timeLoad times load and a checkpoint on a fresh, migrated database file.
+// Both sides load into a migrated file, so both pay for the same empty schema.
+func timeLoad(b *testing.B, path string, load func(*sql.DB) (int64, error), want int64) time.Duration {
+	b.Helper()
+	db, err := pipeline.OpenDB(path, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := reconsql.Migrate(context.Background(), db); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	n, err := load(db)
+	if err == nil {
+		_, err = db.Exec("CHECKPOINT")
+	}
+	d := time.Since(start)
+	if err != nil || n != want {
+		b.Fatalf("loaded %d rows (%v), want %d", n, err, want)
+	}
+	return d
+}
+
+// nativeSQL returns the statements that read the CSV with DuckDB's
+// read_csv, columns typed as in recon_transactions (in header order), into a
+// table of those types.
+func nativeSQL(b *testing.B, path string) (create, insert string) {
+	b.Helper()
+	db, err := pipeline.OpenDB(filepath.Join(b.TempDir(), "types.duckdb"), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := reconsql.Migrate(context.Background(), db); err != nil {
+		b.Fatal(err)
+	}
+	types := map[string]string{}
+	var defs []string
+	rows, err := db.Query(`SELECT column_name, data_type FROM duckdb_columns()
+		WHERE table_name = 'recon_transactions' AND column_name NOT IN ('extra', 'report_id', 'source_file', 'source_line')
+		ORDER BY column_index`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c, t string
+		if err := rows.Scan(&c, &t); err != nil {
+			b.Fatal(err)
+		}
+		types[c] = t
+		defs = append(defs, c+" "+t)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	header, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	var cols []string
+	for _, h := range strings.Split(strings.TrimSpace(header), ",") {
+		cols = append(cols, fmt.Sprintf("'%s': '%s'", h, types[h]))
+	}
+	return `CREATE TABLE native (` + strings.Join(defs, ", ") + `)`,
+		fmt.Sprintf(`INSERT INTO native BY NAME SELECT * FROM read_csv('%s', header = true, auto_detect = false,
+			delim = ',', quote = '"', escape = '"', columns = {%s})`, path, strings.Join(cols, ", "))
+}

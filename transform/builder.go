@@ -1,0 +1,238 @@
+package transform
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// batchRows is the number of rows per Arrow record batch.
+const batchRows = 1 << 15
+
+var (
+	amountArrow = &arrow.Decimal128Type{Precision: 38, Scale: amountScale}
+	timeArrow   = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+)
+
+// stageSchema is the Arrow schema of a table's stage: its data columns, the
+// extra fields as JSON text when the table keeps them, and the row's raw file
+// and line.
+func stageSchema(t *Table) *arrow.Schema {
+	fields := make([]arrow.Field, 0, len(t.Columns)+3)
+	for _, c := range t.Columns {
+		var typ arrow.DataType
+		switch c.Kind {
+		case Amount:
+			typ = amountArrow
+		case Time:
+			typ = timeArrow
+		case Bool:
+			typ = arrow.FixedWidthTypes.Boolean
+		case Labels:
+			typ = arrow.ListOf(arrow.BinaryTypes.String)
+		default:
+			typ = arrow.BinaryTypes.String
+		}
+		fields = append(fields, arrow.Field{Name: c.Name, Type: typ, Nullable: true})
+	}
+	if t.Extra {
+		fields = append(fields, arrow.Field{Name: "extra", Type: arrow.BinaryTypes.String, Nullable: true})
+	}
+	fields = append(fields,
+		arrow.Field{Name: "_file", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "_line", Type: arrow.PrimitiveTypes.Int64})
+	return arrow.NewSchema(fields, nil)
+}
+
+// quarantined is a rejected record and where it was.
+type quarantined struct {
+	file   string
+	line   int64
+	path   string // JSON path of the element; "" for CSV
+	key    string // the record's key when it could be read
+	reason string
+	raw    string
+	// CSV: byte range of the record in its file, read into raw after the parse.
+	start, end int64
+}
+
+// builder validates rows of one table and appends them to Arrow record
+// batches, handing each full batch to flush; rejected rows are kept in bad.
+type builder struct {
+	t      *Table
+	schema *arrow.Schema
+	rb     *array.RecordBuilder
+	flush  func(arrow.RecordBatch) error
+	vals   []value
+	seen   []bool         // columns set from the record's own fields
+	idx    map[string]int // column name -> position
+	fields map[string]int // field name as received -> position, or -1 (Table.Canonical, cached)
+	extra  map[string]json.RawMessage
+	typed  []typed
+	rows   int
+	loaded map[string]int64 // rows appended, by file
+	bad    []quarantined
+	nbad   map[string]int64 // rows rejected, by file
+}
+
+func newBuilder(t *Table, flush func(arrow.RecordBatch) error) *builder {
+	s := stageSchema(t)
+	b := &builder{
+		t: t, schema: s, rb: array.NewRecordBuilder(memory.DefaultAllocator, s), flush: flush,
+		vals: make([]value, len(t.Columns)), seen: make([]bool, len(t.Columns)), typed: make([]typed, len(t.Columns)),
+		loaded: map[string]int64{},
+		nbad:   map[string]int64{}, idx: map[string]int{}, fields: map[string]int{},
+	}
+	for i, c := range t.Columns {
+		b.idx[c.Name] = i
+	}
+	return b
+}
+
+// field returns the position of the column a received field name maps to.
+func (b *builder) field(name string) (int, bool) {
+	i, ok := b.fields[name]
+	if !ok {
+		i = -1
+		if c, known := b.t.Canonical(name); known {
+			i = b.idx[c]
+		}
+		b.fields[name] = i
+	}
+	return i, i >= 0
+}
+
+// reset clears the current row.
+func (b *builder) reset() {
+	clear(b.vals)
+	clear(b.seen)
+	b.extra = nil
+}
+
+// set puts a field of the current row by column name; false when the table
+// has no such column.
+func (b *builder) set(name string, v value) bool {
+	i, ok := b.idx[name]
+	if ok {
+		b.vals[i] = v
+	}
+	return ok
+}
+
+// setExtra keeps a field the table does not know (ignored when the table
+// keeps no extra column).
+func (b *builder) setExtra(name string, raw json.RawMessage) {
+	if !b.t.Extra {
+		return
+	}
+	if b.extra == nil {
+		b.extra = map[string]json.RawMessage{}
+	}
+	b.extra[name] = raw
+}
+
+// commit validates the current row and appends it, or returns why it is
+// rejected (several reasons joined by "; ").
+func (b *builder) commit(file string, line int64) (string, error) {
+	var reasons []string
+	for i := range b.t.Columns {
+		tv, why := b.t.Columns[i].check(b.vals[i])
+		if why != "" {
+			reasons = append(reasons, why)
+		}
+		b.typed[i] = tv
+	}
+	if len(reasons) > 0 {
+		return strings.Join(reasons, "; "), nil
+	}
+	for i, c := range b.t.Columns {
+		appendTyped(b.rb.Field(i), c.Kind, b.typed[i])
+	}
+	n := len(b.t.Columns)
+	if b.t.Extra {
+		eb := b.rb.Field(n).(*array.StringBuilder)
+		if len(b.extra) == 0 {
+			eb.AppendNull()
+		} else {
+			eb.Append(extraJSON(b.extra))
+		}
+		n++
+	}
+	b.rb.Field(n).(*array.StringBuilder).Append(file)
+	b.rb.Field(n + 1).(*array.Int64Builder).Append(line)
+	b.loaded[file]++
+	b.rows++
+	if b.rows == batchRows {
+		return "", b.finish()
+	}
+	return "", nil
+}
+
+// reject records a quarantined row.
+func (b *builder) reject(q quarantined) {
+	b.bad = append(b.bad, q)
+	b.nbad[q.file]++
+}
+
+// finish flushes the rows not yet handed over.
+func (b *builder) finish() error {
+	if b.rows == 0 {
+		return nil
+	}
+	b.rows = 0
+	rec := b.rb.NewRecordBatch()
+	return b.flush(rec)
+}
+
+// release frees the record builder.
+func (b *builder) release() { b.rb.Release() }
+
+func appendTyped(f array.Builder, k Kind, v typed) {
+	if v.null {
+		f.AppendNull()
+		return
+	}
+	switch k {
+	case Amount:
+		f.(*array.Decimal128Builder).Append(v.amount)
+	case Time:
+		f.(*array.TimestampBuilder).Append(arrow.Timestamp(v.micros))
+	case Bool:
+		f.(*array.BooleanBuilder).Append(v.b)
+	case Labels:
+		lb := f.(*array.ListBuilder)
+		lb.Append(true)
+		sb := lb.ValueBuilder().(*array.StringBuilder)
+		for _, l := range v.labels {
+			sb.Append(l)
+		}
+	default:
+		f.(*array.StringBuilder).Append(v.s)
+	}
+}
+
+// extraJSON renders unknown fields as one JSON object, keys sorted.
+func extraJSON(m map[string]json.RawMessage) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	sb.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		q, _ := json.Marshal(k) // a string always marshals
+		sb.Write(q)
+		sb.WriteByte(':')
+		sb.Write(m[k])
+	}
+	sb.WriteByte('}')
+	return sb.String()
+}

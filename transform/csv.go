@@ -1,0 +1,133 @@
+package transform
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// csvRows returns a producer of the records of a CSV report: the header
+// names the columns (Table.Canonical), unknown columns go to extra, and a
+// record with the wrong number of fields, bad quoting or a bad value is
+// rejected with its line (the header is line 1) and its exact text.
+func csvRows(path, file string) func(*builder) error {
+	return func(b *builder) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+		r.FieldsPerRecord = -1 // counted here, so a short record is rejected, not fatal
+		r.ReuseRecord = true
+		header, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return errors.New("no header line")
+		}
+		if err != nil {
+			return fmt.Errorf("header: %w", err)
+		}
+		header = append([]string(nil), header...)
+		header[0] = strings.TrimPrefix(header[0], "\ufeff")
+		index, err := headerIndex(b.t, header)
+		if err != nil {
+			return err
+		}
+		key := -1
+		if len(b.t.Key) > 0 {
+			key = b.t.index(b.t.Key[0])
+		}
+		first := len(b.bad)
+		for {
+			start := r.InputOffset()
+			rec, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			end := r.InputOffset()
+			if pe := (*csv.ParseError)(nil); errors.As(err, &pe) {
+				b.reject(quarantined{file: file, line: int64(pe.StartLine), reason: "bad quoting: " + pe.Err.Error(), start: start, end: end})
+				continue
+			} else if err != nil {
+				return err
+			}
+			line, _ := r.FieldPos(0)
+			if len(rec) != len(header) {
+				what := "too few"
+				if len(rec) > len(header) {
+					what = "too many"
+				}
+				b.reject(quarantined{file: file, line: int64(line), start: start, end: end,
+					reason: fmt.Sprintf("%s columns: %d, header has %d", what, len(rec), len(header))})
+				continue
+			}
+			b.reset()
+			for i, v := range rec {
+				switch {
+				case v == "": // an empty cell is null
+				case index[i] >= 0:
+					b.vals[index[i]] = textValue(v)
+				default:
+					q, _ := json.Marshal(v) // a string always marshals
+					b.setExtra(header[i], q)
+				}
+			}
+			reason, err := b.commit(file, int64(line))
+			if err != nil {
+				return err
+			}
+			if reason != "" {
+				q := quarantined{file: file, line: int64(line), reason: reason, start: start, end: end}
+				if key >= 0 {
+					q.key = strings.TrimSpace(b.vals[key].s)
+				}
+				b.reject(q)
+			}
+		}
+		return readRaw(f, b.bad[first:])
+	}
+}
+
+// headerIndex maps each header field to its column's position, or -1 for a
+// field the table does not know; a column named twice, or a required column
+// missing, is an error.
+func headerIndex(t *Table, header []string) ([]int, error) {
+	index := make([]int, len(header))
+	seen := map[string]bool{}
+	for i, h := range header {
+		name, ok := t.Canonical(h)
+		index[i] = -1
+		if !ok {
+			continue
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("column %q appears twice in the header", name)
+		}
+		seen[name] = true
+		index[i] = t.index(name)
+	}
+	for _, c := range t.Columns {
+		if c.Required && !seen[c.Name] {
+			return nil, fmt.Errorf("required column %s missing from the header", c.Name)
+		}
+	}
+	return index, nil
+}
+
+// readRaw fills the raw text of rejected CSV records from their byte ranges.
+func readRaw(f *os.File, bad []quarantined) error {
+	for i := range bad {
+		q := &bad[i]
+		buf := make([]byte, q.end-q.start)
+		if _, err := f.ReadAt(buf, q.start); err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read line %d: %w", q.line, err)
+		}
+		q.raw = strings.Trim(string(buf), "\r\n")
+	}
+	return nil
+}

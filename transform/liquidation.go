@@ -1,0 +1,210 @@
+package transform
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"unicode"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"recon/extract"
+)
+
+// liquidationChunk is how many liquidation files are staged and replaced per
+// transaction; it bounds the memory of a large load.
+const liquidationChunk = 2000
+
+// liquidationParts are the nested objects of a liquidation flattened into
+// its row as <part>_<snake_case field>.
+var liquidationParts = []string{"execution_strategy", "execution_summary", "trading_summary"}
+
+// loadLiquidations replaces each liquidation, with its trades and executions,
+// by id.
+func (l *Loader) loadLiquidations(ctx context.Context, conn *sql.Conn, files []extract.RawFile) ([]FileStats, error) {
+	var out []FileStats
+	for start := 0; start < len(files); start += liquidationChunk {
+		fs, err := l.loadLiquidationChunk(ctx, conn, files[start:min(start+liquidationChunk, len(files))])
+		if err != nil {
+			return out, err
+		}
+		out = append(out, fs...)
+	}
+	return out, nil
+}
+
+var liquidationTables = []*Table{&Liquidations, &LiquidationTrades, &TradeExecutions}
+
+func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files []extract.RawFile) ([]FileStats, error) {
+	recs := make([][]arrow.RecordBatch, len(liquidationTables))
+	bs := make([]*builder, len(liquidationTables))
+	for i, t := range liquidationTables {
+		bs[i] = newBuilder(t, func(rec arrow.RecordBatch) error { recs[i] = append(recs[i], rec); return nil })
+	}
+	defer func() {
+		for i := range bs {
+			bs[i].release()
+			for _, r := range recs[i] {
+				r.Release()
+			}
+		}
+	}()
+	for _, f := range files {
+		body, err := os.ReadFile(l.path(f))
+		if err != nil {
+			return nil, err
+		}
+		if err := liquidationRows(bs, f.Path, body); err != nil {
+			return nil, fmt.Errorf("liquidation %s: %w", f.Path, err)
+		}
+	}
+	var bad []quarantined
+	for i, t := range liquidationTables {
+		if err := bs[i].finish(); err != nil {
+			return nil, err
+		}
+		if err := stageRecords(ctx, conn, "stage_"+t.Name, bs[i].schema, recs[i]); err != nil {
+			return nil, err
+		}
+		bad = append(bad, bs[i].bad...)
+	}
+	if err := stageQuarantine(ctx, conn, bad); err != nil {
+		return nil, err
+	}
+	stats := fileStats(files, bs...)
+
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	args := []any{sql.Named("source", extract.SourceLiquidation), sql.Named("run_id", l.runID),
+		sql.Named("account", nil), sql.Named("report_id", nil)}
+	ids := `(SELECT liquidation_id FROM stage_liquidations UNION SELECT record_key FROM stage_quarantine)`
+	stmts := []string{`DELETE FROM quarantine WHERE source = $source AND record_key IN ` + ids}
+	for _, t := range liquidationTables {
+		stmts = append(stmts, fmt.Sprintf(`DELETE FROM %s WHERE liquidation_id IN %s`, t.Name, ids))
+	}
+	for _, t := range liquidationTables {
+		stmts = append(stmts, insertSQL(t, "stage_"+t.Name))
+	}
+	if err := execAll(ctx, tx, args, stmts...); err != nil {
+		return nil, fmt.Errorf("load liquidations: %w", err)
+	}
+	if err := l.quarantineAndRecord(ctx, tx, args, stats); err != nil {
+		return nil, err
+	}
+	return stats, tx.Commit()
+}
+
+// liquidationRows flattens one liquidation detail into its row, its trades
+// and their executions. A bad liquidation is rejected whole (its trades with
+// it); a bad trade is rejected with its executions; a bad execution alone.
+// Every rejected row keeps the liquidation's id, so a reload replaces it.
+func liquidationRows(bs []*builder, file string, body []byte) error {
+	lb, tb, eb := bs[0], bs[1], bs[2]
+	id := strings.TrimSuffix(path.Base(file), ".json") // the id when the document does not say
+	m, isObject := object(body)
+	if isObject {
+		if v, _ := jsonValue(m["id"]); v.set && !v.isJSON && strings.TrimSpace(v.s) != "" {
+			id = v.s
+		}
+	}
+	var trades []json.RawMessage
+	ok, err := lb.add(pos{file: file, n: 1, path: "$"}, body, func() error {
+		if !isObject {
+			return errors.New("not a JSON object")
+		}
+		if err := lb.setFields(m, shape{renames: map[string]string{"id": "liquidation_id"},
+			skip: append([]string{"trade_requests"}, liquidationParts...)}); err != nil {
+			return err
+		}
+		for _, part := range liquidationParts {
+			if err := lb.setPart(part, m[part]); err != nil {
+				return err
+			}
+		}
+		if tr, ok := m["trade_requests"]; ok && string(tr) != "null" {
+			if err := json.Unmarshal(tr, &trades); err != nil {
+				return errors.New("trade_requests is not an array")
+			}
+		}
+		return nil
+	})
+	if err != nil || !ok {
+		if !ok {
+			lb.bad[len(lb.bad)-1].key = id
+		}
+		return err
+	}
+	parent := map[string]value{"liquidation_id": textValue(id)}
+	for j, tr := range trades {
+		tp := fmt.Sprintf("$.trade_requests[%d]", j)
+		t, err := tb.element(pos{file: file, n: int64(j + 1), path: tp}, tr,
+			shape{renames: map[string]string{"id": "trade_id"}, skip: []string{"trade_executions"}}, parent)
+		if err != nil || t == nil {
+			return err
+		}
+		ex, ok := t["trade_executions"]
+		if !ok || string(ex) == "null" {
+			continue
+		}
+		var execs []json.RawMessage
+		if err := json.Unmarshal(ex, &execs); err != nil {
+			eb.reject(quarantined{file: file, line: int64(j + 1), path: tp + ".trade_executions", key: id,
+				reason: "trade_executions is not an array", raw: string(ex)})
+			continue
+		}
+		tradeID, _ := jsonValue(t["id"])
+		keys := map[string]value{"liquidation_id": textValue(id), "trade_id": tradeID}
+		for k, e := range execs {
+			at := pos{file: file, n: int64(k + 1), path: fmt.Sprintf("%s.trade_executions[%d]", tp, k)}
+			if _, err := eb.element(at, e, shape{renames: map[string]string{"id": "execution_id"}}, keys); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// setPart flattens a nested object of a liquidation into columns named
+// <part>_<snake_case field>; its unknown fields go to extra as part.field.
+func (b *builder) setPart(part string, raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	sub, ok := object(raw)
+	if !ok {
+		return fmt.Errorf("%s is not a JSON object", part)
+	}
+	for k, v := range sub {
+		val, err := jsonValue(v)
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", part, k, err)
+		}
+		if !b.set(part+"_"+snake(k), val) {
+			b.setExtra(part+"."+k, v)
+		}
+	}
+	return nil
+}
+
+// snake turns camelCase into snake_case (maxAmountPerTrade: max_amount_per_trade).
+func snake(s string) string {
+	var sb strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				sb.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}

@@ -1,0 +1,242 @@
+package transform_test
+
+import (
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"recon/extract"
+)
+
+// raw is one raw file of a hand-made extract folder.
+type raw struct {
+	file extract.RawFile
+	body []byte
+}
+
+// writeExtract writes files and their index.json into a new folder.
+func writeExtract(t *testing.T, files ...raw) string {
+	t.Helper()
+	dir := t.TempDir()
+	var index []extract.RawFile
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.file.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		index = append(index, f.file)
+	}
+	b, err := json.Marshal(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func window(t *testing.T, from, to string) extract.Window {
+	t.Helper()
+	w, err := extract.ParseWindow(from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func readTestdata(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../testdata/load", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func opsReport(t *testing.T, id, from, to string, body []byte) raw {
+	return raw{extract.RawFile{Source: extract.SourcePaymentOps, Format: extract.FormatCSV, Path: "reports/" + id + ".csv",
+		Window: window(t, from, to), Status: extract.StatusReady, ReportID: id, Request: "GET /v1/reports/download/" + id}, body}
+}
+
+// replaceOnLine replaces old by new on the line of the CSV text that contains marker.
+func replaceOnLine(t *testing.T, text []byte, marker, old, new string) []byte {
+	t.Helper()
+	lines := strings.Split(string(text), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, marker) {
+			if !strings.Contains(l, old) {
+				t.Fatalf("line with %s has no %q", marker, old)
+			}
+			lines[i] = strings.Replace(l, old, new, 1)
+			return []byte(strings.Join(lines, "\n"))
+		}
+	}
+	t.Fatalf("no line with %s", marker)
+	return nil
+}
+
+type change struct {
+	Kind, Key, Column, Old, New, OldReport, NewReport string
+	OldLine, NewLine                                  int64
+}
+
+func changes(t *testing.T, db *sql.DB) []change {
+	t.Helper()
+	rows, err := db.Query(`SELECT change, row_key, coalesce(column_name, ''), coalesce(old_value, ''), coalesce(new_value, ''),
+		old_report_id, new_report_id, old_source_line, coalesce(new_source_line, 0)
+		FROM report_changes ORDER BY row_key, column_name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []change
+	for rows.Next() {
+		var c change
+		if err := rows.Scan(&c.Kind, &c.Key, &c.Column, &c.Old, &c.New, &c.OldReport, &c.NewReport, &c.OldLine, &c.NewLine); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestRegeneratedReportRecordsChanges: the month-to-date report is rebuilt
+// every day. A newer generation that changes two rows already loaded (an
+// amount, a state) and adds a day gives exactly two change records; loading
+// it again adds none; a generation that drops a row records it as removed.
+func TestRegeneratedReportRecordsChanges(t *testing.T) {
+	gen1 := readTestdata(t, "sample/reports/payment_ops.csv")
+	gen2 := replaceOnLine(t, gen1, "97eaa87c-a75d-44dd-b072-a561c3f10fb6", ",5541.98,", ",5541.89,")
+	gen2 = replaceOnLine(t, gen2, "ed3b8ef7-b524-4ef7-bfba-9a50bc2821f4", ",CASH_PAYOUT,COMPLETED,", ",CASH_PAYOUT,FAILED,")
+	gen2 = append(gen2, []byte("ACME202610020000006,0c1d2e3f-0000-4000-8000-000000000006,2026-10-02T09:00:00.000Z,"+
+		"2026-10-02T09:00:20.000Z,2026-10-02T09:03:00.000Z,acme_usd@rn.us.ny.acme,Acme Bank,100.00,USD,,"+
+		"acme_eur@rn.us.ny.acme,Acme Bank,92.00,EUR,,,,BOOK_TRANSFER,COMPLETED,A B,US1,C D,DE1,,\n")...)
+
+	db := newDB(t)
+	load(t, db, writeExtract(t, opsReport(t, "mtd-1002", "2026-10-01", "2026-10-01", gen1)))
+	if got := changes(t, db); len(got) != 0 {
+		t.Fatalf("first generation recorded changes: %v", got)
+	}
+	second := writeExtract(t, opsReport(t, "mtd-1003", "2026-10-01", "2026-10-02", gen2))
+	st := load(t, db, second)
+	want := []change{
+		{Kind: "changed", Key: "97eaa87c-a75d-44dd-b072-a561c3f10fb6", Column: "sent_amount", Old: "5541.980000000000",
+			New: "5541.890000000000", OldReport: "mtd-1002", NewReport: "mtd-1003", OldLine: 3, NewLine: 3},
+		{Kind: "changed", Key: "ed3b8ef7-b524-4ef7-bfba-9a50bc2821f4", Column: "payment_state", Old: "COMPLETED",
+			New: "FAILED", OldReport: "mtd-1002", NewReport: "mtd-1003", OldLine: 6, NewLine: 6},
+	}
+	if diff := cmp.Diff(want, changes(t, db)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if st.Changes() != 2 {
+		t.Errorf("load stats count %d changes, want 2", st.Changes())
+	}
+	if st := load(t, db, second); st.Changes() != 0 || len(changes(t, db)) != 2 {
+		t.Errorf("reloading the same generation recorded %d more changes", st.Changes())
+	}
+
+	gen3 := []byte(strings.Join(strings.Split(string(gen2), "\n")[:6], "\n") + "\n") // header and the first 5 payments
+	load(t, db, writeExtract(t, opsReport(t, "mtd-1004", "2026-10-01", "2026-10-02", gen3)))
+	var removed []string
+	for _, c := range changes(t, db) {
+		if c.Kind == "removed" {
+			removed = append(removed, c.Key+" "+c.OldReport+">"+c.NewReport)
+		}
+	}
+	wantRemoved := []string{"0c1d2e3f-0000-4000-8000-000000000006 mtd-1003>mtd-1004", "519f2bdd-e9bc-4466-85c4-8305765513a1 mtd-1003>mtd-1004"}
+	if diff := cmp.Diff(wantRemoved, removed); diff != "" {
+		t.Errorf("removed rows (-want +got):\n%s", diff)
+	}
+}
+
+// duplicates counts, per table, the rows beyond one per natural key.
+func duplicates(t *testing.T, db *sql.DB) map[string]int64 {
+	t.Helper()
+	keys := map[string]string{
+		"payment_ops":        "network_payment_id",
+		"recon_transactions": "network_payment_id, transaction_id",
+		"statement_entries":  "account, transaction_id",
+		"statements":         "account, start_datetime, end_datetime",
+		"liquidations":       "liquidation_id",
+		"liquidation_trades": "liquidation_id, trade_id",
+		"trade_executions":   "liquidation_id, trade_id, execution_id",
+		"payments":           "payment_id",
+		"transfers":          "transfer_id",
+		"balances":           "fetched_at, side, currency, account_name",
+		"fees":               "fee_id",
+		"quarantine":         "source, source_file, line, path",
+	}
+	out := map[string]int64{}
+	for table, key := range keys {
+		var n int64
+		if err := db.QueryRow(`SELECT count(*) - count(DISTINCT (` + key + `)) FROM ` + table).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		if n != 0 {
+			out[table] = n
+		}
+	}
+	return out
+}
+
+// TestOverlappingRangesNeverDuplicate loads slices whose ranges overlap, in
+// both orders: every natural key keeps one row.
+func TestOverlappingRangesNeverDuplicate(t *testing.T) {
+	ops := readTestdata(t, "sample/reports/payment_ops.csv")
+	wider := append(append([]byte{}, ops...), []byte("ACME202609300000009,0c1d2e3f-0000-4000-8000-000000000009,2026-09-30T22:00:00.000Z,"+
+		"2026-09-30T22:00:20.000Z,2026-09-30T22:03:00.000Z,acme_usd@rn.us.ny.acme,Acme Bank,100.00,USD,,"+
+		"acme_eur@rn.us.ny.acme,Acme Bank,92.00,EUR,,,,BOOK_TRANSFER,COMPLETED,A B,US1,C D,DE1,,\n")...)
+	day := writeExtract(t, opsReport(t, "ops-day", "2026-10-01", "2026-10-01", ops))
+	span := writeExtract(t, opsReport(t, "ops-span", "2026-09-30", "2026-10-02", wider))
+	// A report of the next day that lists again a payment quoted a second before midnight:
+	// only its key says it is the same row.
+	lines := strings.Split(string(ops), "\n")
+	late := writeExtract(t, opsReport(t, "ops-late", "2026-10-02", "2026-10-02", []byte(lines[0]+"\n"+lines[6]+"\n")))
+	if !strings.Contains(lines[6], "2026-10-01T23:59:01.588Z") {
+		t.Fatalf("line 7 of the sample is not the payment quoted before midnight: %s", lines[6])
+	}
+
+	// Statements: the one-day window, then a two-day window with the same entries.
+	src := "../testdata/load/sources"
+	files, err := extract.ReadIndex(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stmtDay, stmtTwo []raw
+	for _, f := range files {
+		if f.Source != extract.SourceStatement {
+			continue
+		}
+		body := readTestdata(t, "sources/"+f.Path)
+		stmtDay = append(stmtDay, raw{f, body})
+		g := f
+		g.Window = window(t, "2026-10-01", "2026-10-02")
+		g.Path = strings.Replace(f.Path, "2026-10-01_2026-10-01", "2026-10-01_2026-10-02", 1)
+		stmtTwo = append(stmtTwo, raw{g, body})
+	}
+	for _, order := range [][]string{{day, late, span, src}, {span, day, late, src}} {
+		db := newDB(t)
+		for _, dir := range append(order, writeExtract(t, stmtTwo...), writeExtract(t, stmtDay...), src) {
+			load(t, db, dir)
+			if d := duplicates(t, db); len(d) != 0 {
+				t.Fatalf("order %v: after loading %s: duplicate rows %v", order, dir, d)
+			}
+		}
+		var nOps, entries int
+		if err := db.QueryRow(`SELECT (SELECT count(*) FROM payment_ops), (SELECT count(*) FROM statement_entries)`).Scan(&nOps, &entries); err != nil {
+			t.Fatal(err)
+		}
+		if nOps != 7 || entries != 2 {
+			t.Errorf("order %v: %d payment_ops rows and %d statement entries, want 7 and 2", order, nOps, entries)
+		}
+	}
+}

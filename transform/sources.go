@@ -1,0 +1,355 @@
+package transform
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"recon/extract"
+)
+
+// rowFunc adds one element of a page's content to a builder.
+type rowFunc func(b *builder, at pos, raw json.RawMessage) error
+
+// flatRow maps a flat JSON object onto the table's columns by name.
+func flatRow(renames map[string]string) rowFunc {
+	return func(b *builder, at pos, raw json.RawMessage) error {
+		_, err := b.element(at, raw, shape{renames: renames}, nil)
+		return err
+	}
+}
+
+// paymentJSON is the part of a server API Payment the payments table keeps.
+type paymentJSON struct {
+	PaymentID               value `json:"payment_id"`
+	PaymentState            value `json:"payment_state"`
+	PaymentType             value `json:"payment_type"`
+	ContractHash            value `json:"contract_hash"`
+	AcceptedAt              value `json:"accepted_at"`
+	LockedAt                value `json:"locked_at"`
+	ExecutedAt              value `json:"executed_at"`
+	CompletedAt             value `json:"completed_at"`
+	ReturnedAt              value `json:"returned_at"`
+	ModifiedAt              value `json:"modified_at"`
+	ReturnsPaymentWithID    value `json:"returns_payment_with_id"`
+	ReturnedByPaymentWithID value `json:"returned_by_payment_with_id"`
+	CryptoTransactionID     value `json:"crypto_transaction_id"`
+	Contract                struct {
+		SenderEndToEndID value `json:"sender_end_to_end_id"`
+		CreatedAt        value `json:"created_at"`
+		ExpiresAt        value `json:"expires_at"`
+		Quote            struct {
+			QuoteID         value `json:"quote_id"`
+			Type            value `json:"type"`
+			Amount          value `json:"amount"`
+			CurrencyCode    value `json:"currency_code"`
+			SenderAddress   value `json:"sender_address"`
+			ReceiverAddress value `json:"receiver_address"`
+			PaymentMethod   value `json:"payment_method"`
+		} `json:"quote"`
+	} `json:"contract"`
+	InternalInfo struct {
+		ConnectorRole value `json:"connector_role"`
+		InternalID    value `json:"internal_id"`
+		Labels        value `json:"labels"`
+	} `json:"internal_info"`
+	LiquidationDetails struct {
+		ID            value `json:"id"`
+		Status        value `json:"status"`
+		FailureReason value `json:"failure_reason"`
+	} `json:"liquidation_details"`
+}
+
+// paymentRow flattens one Payment of GET /v4/payments.
+func paymentRow(b *builder, at pos, raw json.RawMessage) error {
+	_, err := b.add(at, raw, func() error {
+		var p paymentJSON
+		if err := json.Unmarshal(raw, &p); err != nil {
+			var id struct {
+				PaymentID value `json:"payment_id"`
+			}
+			if json.Unmarshal(raw, &id) == nil {
+				b.set("payment_id", id.PaymentID) // keep the key for the quarantine row
+			}
+			return fmt.Errorf("not a payment: %s", jsonProblem(err))
+		}
+		q, in := p.Contract.Quote, p.InternalInfo
+		for name, v := range map[string]value{
+			"payment_id": p.PaymentID, "payment_state": p.PaymentState, "payment_type": p.PaymentType,
+			"end_to_end_id": p.Contract.SenderEndToEndID, "contract_hash": p.ContractHash,
+			"created_at": p.Contract.CreatedAt, "expires_at": p.Contract.ExpiresAt, "accepted_at": p.AcceptedAt,
+			"locked_at": p.LockedAt, "executed_at": p.ExecutedAt, "completed_at": p.CompletedAt,
+			"returned_at": p.ReturnedAt, "modified_at": p.ModifiedAt, "connector_role": in.ConnectorRole,
+			"internal_id": in.InternalID, "labels": in.Labels, "quote_id": q.QuoteID, "quote_type": q.Type,
+			"quote_amount": q.Amount, "quote_currency": q.CurrencyCode, "sender_address": q.SenderAddress,
+			"receiver_address": q.ReceiverAddress, "payment_method": q.PaymentMethod,
+			"returns_payment_with_id": p.ReturnsPaymentWithID, "returned_by_payment_with_id": p.ReturnedByPaymentWithID,
+			"crypto_transaction_id": p.CryptoTransactionID, "liquidation_id": p.LiquidationDetails.ID,
+			"liquidation_status": p.LiquidationDetails.Status, "liquidation_failure_reason": p.LiquidationDetails.FailureReason,
+		} {
+			b.set(name, v)
+		}
+		return nil
+	})
+	return err
+}
+
+// readPage returns the content of a server API page envelope.
+func readPage(path string) ([]json.RawMessage, error) {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var page struct {
+		Content *[]json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil, fmt.Errorf("not a page envelope: %w", err)
+	}
+	if page.Content == nil {
+		return nil, errors.New("page envelope without content")
+	}
+	return *page.Content, nil
+}
+
+// loadKeyed loads all pages of a keyed source (payments, transfers, fees) in
+// one transaction: every key brought replaces its row, a key on two pages
+// keeps one row (Table.Keep), and the fee configuration, a snapshot, is
+// replaced whole.
+func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files []extract.RawFile, row rowFunc) ([]FileStats, error) {
+	b := newBuilder(t, nil)
+	defer b.release()
+	err := stageRows(ctx, conn, "stage", b, func(b *builder) error {
+		for _, f := range files {
+			content, err := readPage(l.path(f))
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.Path, err)
+			}
+			for j, raw := range content {
+				if err := row(b, pos{file: f.Path, n: int64(j + 1), path: fmt.Sprintf("$.content[%d]", j)}, raw); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s pages: %w", t.Source, err)
+	}
+	if err := stageQuarantine(ctx, conn, b.bad); err != nil {
+		return nil, err
+	}
+	stats := fileStats(files, b)
+
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	key := t.Key[0]
+	args := []any{sql.Named("source", t.Source), sql.Named("run_id", l.runID), sql.Named("account", nil), sql.Named("report_id", nil)}
+	stmts := []string{
+		fmt.Sprintf(`DELETE FROM %s WHERE %s IN (SELECT %s FROM stage)`, t.Name, key, key),
+		`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT record_key FROM stage_quarantine)`,
+		fmt.Sprintf(`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT %s FROM stage)`, key),
+	}
+	if t.Source == extract.SourceFee {
+		stmts = []string{`DELETE FROM fees`, `DELETE FROM quarantine WHERE source = $source`}
+	}
+	if err := execAll(ctx, tx, args, append(stmts, insertSQL(t, "stage"))...); err != nil {
+		return nil, fmt.Errorf("load %s: %w", t.Name, err)
+	}
+	for _, f := range files { // the quarantine rows of the pages' windows, before any is added
+		if err := execAll(ctx, tx, append(windowArgs(f), args...),
+			`DELETE FROM quarantine WHERE source = $source AND window_from >= $from AND window_to <= $to`); err != nil {
+			return nil, fmt.Errorf("quarantine rows of %s: %w", f.Path, err)
+		}
+	}
+	if err := l.quarantineAndRecord(ctx, tx, args, stats); err != nil {
+		return nil, err
+	}
+	return stats, tx.Commit()
+}
+
+// quarantineAndRecord moves each file's rejected rows into quarantine and
+// writes its row of source_files.
+func (l *Loader) quarantineAndRecord(ctx context.Context, tx *sql.Tx, args []any, stats []FileStats) error {
+	for _, fs := range stats {
+		fargs := append(windowArgs(fs.File), append(args, sql.Named("file", fs.File.Path))...)
+		if err := execAll(ctx, tx, fargs, insertQuarantineSQL); err != nil {
+			return fmt.Errorf("quarantine rows of %s: %w", fs.File.Path, err)
+		}
+		if err := l.recordFile(ctx, tx, fs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// balancesJSON is GET /v4/monitor/balances (DESIGN.md §3).
+type balancesJSON struct {
+	LocalBalance   json.RawMessage   `json:"local_balance"` // an institution, or a one-element array of one
+	RemoteBalances []json.RawMessage `json:"remote_balances"`
+	Errors         []json.RawMessage `json:"errors"`
+}
+
+// loadBalances replaces one balances snapshot, keyed by the time of the response.
+func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f extract.RawFile) ([]FileStats, error) {
+	if f.FetchedAt.IsZero() {
+		return nil, fmt.Errorf("balances %s: no fetched_at in the index (the snapshot's time is its key)", f.Path)
+	}
+	body, err := os.ReadFile(l.path(f))
+	if err != nil {
+		return nil, err
+	}
+	var doc balancesJSON
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("balances %s: %w", f.Path, err)
+	}
+	snapshot := f.FetchedAt.UTC().Format(time.RFC3339Nano)
+	b := newBuilder(&Balances, nil)
+	defer b.release()
+	err = stageRows(ctx, conn, "stage", b, func(b *builder) error {
+		switch d := strings.TrimSpace(string(doc.LocalBalance)); {
+		case d == "" || d == "null":
+		case strings.HasPrefix(d, "["):
+			var local []json.RawMessage
+			if err := json.Unmarshal(doc.LocalBalance, &local); err != nil {
+				return fmt.Errorf("local_balance: %w", err)
+			}
+			for i, inst := range local {
+				if err := institutionRows(b, f.Path, fmt.Sprintf("$.local_balance[%d]", i), "local", snapshot, inst); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := institutionRows(b, f.Path, "$.local_balance", "local", snapshot, doc.LocalBalance); err != nil {
+				return err
+			}
+		}
+		for i, inst := range doc.RemoteBalances {
+			if err := institutionRows(b, f.Path, fmt.Sprintf("$.remote_balances[%d]", i), "remote", snapshot, inst); err != nil {
+				return err
+			}
+		}
+		for i, e := range doc.Errors {
+			_, err := b.add(pos{file: f.Path, n: int64(i + 1), path: fmt.Sprintf("$.errors[%d]", i)}, e, func() error {
+				b.set("fetched_at", textValue(snapshot))
+				b.set("side", textValue("error"))
+				if m, ok := object(e); ok {
+					for k, v := range m {
+						b.setExtra(k, v)
+					}
+				} else {
+					b.setExtra("error", e)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read balances %s: %w", f.Path, err)
+	}
+	if err := stageQuarantine(ctx, conn, b.bad); err != nil {
+		return nil, err
+	}
+	stats := fileStats([]extract.RawFile{f}, b)
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	args := append(windowArgs(f), sql.Named("fetched", f.FetchedAt), sql.Named("key", snapshot),
+		sql.Named("source", extract.SourceBalance), sql.Named("run_id", l.runID), sql.Named("file", f.Path),
+		sql.Named("account", nil), sql.Named("report_id", nil))
+	if err := execAll(ctx, tx, args,
+		`DELETE FROM balances WHERE fetched_at = $fetched`,
+		`DELETE FROM quarantine WHERE source = $source AND record_key = $key`,
+		insertSQL(&Balances, "stage"),
+		insertQuarantineSQL,
+	); err != nil {
+		return nil, fmt.Errorf("load balances %s: %w", f.Path, err)
+	}
+	if err := l.recordFile(ctx, tx, stats[0]); err != nil {
+		return nil, err
+	}
+	return stats, tx.Commit()
+}
+
+// institutionRows adds one row per account balance of an institution; a
+// currency without accounts gives one row without account fields.
+func institutionRows(b *builder, file, path, side, snapshot string, raw json.RawMessage) error {
+	reject := func(reason string) {
+		b.reject(quarantined{file: file, line: 1, path: path, key: snapshot, reason: reason, raw: string(raw)})
+	}
+	inst, ok := object(raw)
+	if !ok {
+		reject("institution is not a JSON object")
+		return nil
+	}
+	var cbs []json.RawMessage
+	if cb, ok := inst["currency_balances"]; ok {
+		if err := json.Unmarshal(cb, &cbs); err != nil {
+			reject("currency_balances is not an array")
+			return nil
+		}
+	}
+	delete(inst, "currency_balances")
+	institution := value{}
+	if len(inst) > 0 {
+		institution = textValue(extraJSON(inst))
+	}
+	for i, cbRaw := range cbs {
+		cbPath := fmt.Sprintf("%s.currency_balances[%d]", path, i)
+		cb, ok := object(cbRaw)
+		if !ok {
+			b.reject(quarantined{file: file, line: int64(i + 1), path: cbPath, key: snapshot, reason: "not a JSON object", raw: string(cbRaw)})
+			continue
+		}
+		fixed := map[string]value{"fetched_at": textValue(snapshot), "side": textValue(side), "institution": institution}
+		for _, k := range []string{"currency", "aggregate_balance"} {
+			v, err := jsonValue(cb[k])
+			if err != nil {
+				return err
+			}
+			fixed[k] = v
+		}
+		var accounts []json.RawMessage
+		if ab, ok := cb["account_balances"]; ok && string(ab) != "null" {
+			if err := json.Unmarshal(ab, &accounts); err != nil {
+				b.reject(quarantined{file: file, line: int64(i + 1), path: cbPath, key: snapshot, reason: "account_balances is not an array", raw: string(cbRaw)})
+				continue
+			}
+		}
+		if len(accounts) == 0 {
+			if _, err := b.add(pos{file: file, n: int64(i + 1), path: cbPath}, cbRaw, func() error {
+				for k, v := range fixed {
+					b.set(k, v)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			continue
+		}
+		for j, a := range accounts {
+			at := pos{file: file, n: int64(j + 1), path: fmt.Sprintf("%s.account_balances[%d]", cbPath, j)}
+			if _, err := b.element(at, a, shape{renames: map[string]string{"currency": "account_currency"}}, fixed); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// microsTime converts microseconds since the epoch to a UTC time.
+func microsTime(us int64) time.Time { return time.UnixMicro(us).UTC() }

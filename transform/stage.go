@@ -1,0 +1,173 @@
+package transform
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// errStopped tells a producer that DuckDB stopped reading its batches.
+var errStopped = errors.New("stage reader stopped")
+
+// stream is an array.RecordReader fed by a producer goroutine, so parsing
+// in Go and loading in DuckDB overlap. DuckDB calls Next from one thread at a time.
+type stream struct {
+	schema *arrow.Schema
+	ch     chan arrow.RecordBatch
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+	refs   atomic.Int64
+	cur    arrow.RecordBatch
+	ended  bool  // Next saw ch closed
+	err    error // written by the producer before ch is closed
+}
+
+func (s *stream) Retain()                        { s.refs.Add(1) }
+func (s *stream) Schema() *arrow.Schema          { return s.schema }
+func (s *stream) RecordBatch() arrow.RecordBatch { return s.cur }
+
+// Record is RecordBatch (the interface still requires it).
+func (s *stream) Record() arrow.RecordBatch { return s.cur }
+
+func (s *stream) Release() {
+	if s.refs.Add(-1) == 0 {
+		s.once.Do(func() { close(s.stop) })
+		if s.cur != nil {
+			s.cur.Release()
+			s.cur = nil
+		}
+	}
+}
+
+func (s *stream) Next() bool {
+	if s.cur != nil {
+		s.cur.Release()
+		s.cur = nil
+	}
+	rec, ok := <-s.ch
+	if !ok {
+		s.ended = true
+		return false
+	}
+	s.cur = rec
+	return true
+}
+
+func (s *stream) Err() error {
+	if !s.ended || errors.Is(s.err, errStopped) {
+		return nil
+	}
+	return s.err
+}
+
+// stageRows creates the temporary table name from the rows produce adds to
+// b, streamed batch by batch; b's rejected rows are complete on return.
+func stageRows(ctx context.Context, conn *sql.Conn, name string, b *builder, produce func(*builder) error) error {
+	s := &stream{schema: b.schema, ch: make(chan arrow.RecordBatch, 2), stop: make(chan struct{}), done: make(chan struct{})}
+	s.refs.Store(1)
+	b.flush = func(rec arrow.RecordBatch) error {
+		select {
+		case s.ch <- rec:
+			return nil
+		case <-s.stop:
+			rec.Release()
+			return errStopped
+		case <-ctx.Done():
+			rec.Release()
+			return ctx.Err()
+		}
+	}
+	go func() {
+		err := produce(b)
+		if err == nil {
+			err = b.finish()
+		}
+		s.err = err
+		close(s.ch)
+		close(s.done)
+	}()
+	execErr := createFromReader(ctx, conn, name, s)
+	s.Release()
+	<-s.done
+	if s.err != nil && !errors.Is(s.err, errStopped) {
+		return s.err
+	}
+	return execErr
+}
+
+// stageRecords creates the temporary table name from records already built.
+func stageRecords(ctx context.Context, conn *sql.Conn, name string, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	r, err := array.NewRecordReader(schema, recs)
+	if err != nil {
+		return err
+	}
+	defer r.Release()
+	return createFromReader(ctx, conn, name, r)
+}
+
+// createFromReader registers r with the driver and copies it, in bulk, into
+// the temporary table name.
+func createFromReader(ctx context.Context, conn *sql.Conn, name string, r array.RecordReader) error {
+	err := conn.Raw(func(dc any) error {
+		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		release, err := ar.RegisterView(r, name+"_arrow")
+		if err != nil {
+			return err
+		}
+		defer release()
+		_, err = dc.(driver.ExecerContext).ExecContext(ctx,
+			fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM %s_arrow", name, name), nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", name, err)
+	}
+	return nil
+}
+
+var quarantineSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "_file", Type: arrow.BinaryTypes.String},
+	{Name: "_line", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "path", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "record_key", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "reason", Type: arrow.BinaryTypes.String},
+	{Name: "raw", Type: arrow.BinaryTypes.String, Nullable: true},
+}, nil)
+
+// stageQuarantine creates the temporary table stage_quarantine from rejected rows.
+func stageQuarantine(ctx context.Context, conn *sql.Conn, bad []quarantined) error {
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, quarantineSchema)
+	defer rb.Release()
+	opt := func(f int, s string) {
+		sb := rb.Field(f).(*array.StringBuilder)
+		if s == "" {
+			sb.AppendNull()
+		} else {
+			sb.Append(s)
+		}
+	}
+	for _, q := range bad {
+		rb.Field(0).(*array.StringBuilder).Append(q.file)
+		rb.Field(1).(*array.Int64Builder).Append(q.line)
+		opt(2, q.path)
+		opt(3, q.key)
+		rb.Field(4).(*array.StringBuilder).Append(q.reason)
+		opt(5, q.raw)
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+	return stageRecords(ctx, conn, "stage_quarantine", quarantineSchema, []arrow.RecordBatch{rec})
+}

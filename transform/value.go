@@ -1,0 +1,245 @@
+package transform
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/bits"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/shopspring/decimal"
+)
+
+// value is one field as read: a CSV cell, or a JSON scalar's text. A JSON
+// object or array is kept as its text with isJSON set.
+type value struct {
+	s      string
+	set    bool // false: null, absent, or an empty CSV cell
+	isJSON bool
+}
+
+func textValue(s string) value { return value{s: s, set: true} }
+
+// jsonValue converts one JSON value: a string is unquoted, a number keeps its
+// exact text, true and false are kept as text, null is unset.
+func jsonValue(raw json.RawMessage) (value, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return value{}, nil
+	}
+	switch raw[0] {
+	case 'n':
+		return value{}, nil
+	case '"':
+		if bytes.IndexByte(raw, '\\') < 0 {
+			return textValue(string(raw[1 : len(raw)-1])), nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return value{}, err
+		}
+		return textValue(s), nil
+	case '{', '[':
+		return value{s: string(raw), set: true, isJSON: true}, nil
+	default:
+		return textValue(string(raw)), nil
+	}
+}
+
+// UnmarshalJSON lets a value be a field of a decoded struct.
+func (v *value) UnmarshalJSON(b []byte) error {
+	var err error
+	*v, err = jsonValue(b)
+	return err
+}
+
+const amountScale = 12
+
+var errNotDecimal = errors.New("not a decimal")
+
+// parseAmount reads a decimal exactly into DECIMAL(38,12) units. More than
+// 12 decimals, or more than 26 integer digits, is an error: nothing is rounded.
+func parseAmount(s string) (decimal128.Num, error) {
+	if n, ok := parsePlainAmount(s); ok {
+		return n, nil
+	}
+	d, err := decimal.NewFromString(s) // exponents, and the errors
+	if err != nil {
+		return decimal128.Num{}, errNotDecimal
+	}
+	if d.Exponent() < -amountScale && !d.Equal(d.Truncate(amountScale)) {
+		return decimal128.Num{}, fmt.Errorf("more than %d decimals", amountScale)
+	}
+	i := d.Shift(amountScale).BigInt()
+	if i.CmpAbs(maxAmount) > 0 {
+		return decimal128.Num{}, errors.New("out of range")
+	}
+	return decimal128.FromBigInt(i), nil
+}
+
+var maxAmount = new(big.Int).Sub(new(big.Int).Exp(big.NewInt(10), big.NewInt(38), nil), big.NewInt(1))
+
+// parsePlainAmount is the fast path for [+-]digits[.digits]; ok is false
+// for anything else, which parseAmount then reads or rejects.
+func parsePlainAmount(s string) (decimal128.Num, bool) {
+	i, neg := 0, false
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		neg = s[i] == '-'
+		i++
+	}
+	var hi, lo uint64
+	digits, frac, dot := 0, 0, false
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '.' && !dot {
+			dot = true
+			continue
+		}
+		if c < '0' || c > '9' || digits == 37 || (dot && frac == amountScale) {
+			return decimal128.Num{}, false
+		}
+		hi, lo = mul10add(hi, lo, uint64(c-'0'))
+		digits++
+		if dot {
+			frac++
+		}
+	}
+	if digits == 0 {
+		return decimal128.Num{}, false
+	}
+	for ; frac < amountScale; frac++ {
+		if digits == 38 {
+			return decimal128.Num{}, false
+		}
+		hi, lo = mul10add(hi, lo, 0)
+		digits++
+	}
+	n := decimal128.New(int64(hi), lo)
+	if neg {
+		n = n.Negate()
+	}
+	return n, true
+}
+
+// mul10add returns (hi,lo)*10 + d; callers keep it below 10^38.
+func mul10add(hi, lo, d uint64) (uint64, uint64) {
+	h, l := bits.Mul64(lo, 10)
+	l, c := bits.Add64(l, d, 0)
+	return hi*10 + h + c, l
+}
+
+// timeLayouts are the timestamp forms accepted; without an offset a time is UTC.
+var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999"}
+
+// parseTime reads an ISO 8601 timestamp into microseconds since the epoch, UTC.
+func parseTime(s string) (int64, error) {
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UnixMicro(), nil
+		}
+	}
+	return 0, errors.New("not a timestamp")
+}
+
+// parseLabels reads a JSON array of strings or of {"label": ...} objects.
+func parseLabels(s string) ([]string, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal([]byte(s), &items); err != nil {
+		return nil, errors.New("not an array")
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		var l string
+		if err := json.Unmarshal(it, &l); err == nil {
+			out = append(out, l)
+			continue
+		}
+		var o struct {
+			Label *string `json:"label"`
+		}
+		if err := json.Unmarshal(it, &o); err != nil || o.Label == nil {
+			return nil, fmt.Errorf("item %s is neither a string nor a {\"label\"} object", it)
+		}
+		out = append(out, *o.Label)
+	}
+	return out, nil
+}
+
+// typed is one validated value, ready for its Arrow builder.
+type typed struct {
+	null   bool
+	s      string
+	amount decimal128.Num
+	micros int64
+	b      bool
+	labels []string
+}
+
+// check validates a value against its column and returns it typed, or the
+// reason it is rejected.
+func (c *Column) check(v value) (typed, string) {
+	blank := !v.set || (!v.isJSON && strings.TrimSpace(v.s) == "")
+	if blank {
+		if c.Required {
+			return typed{}, "missing " + c.Name
+		}
+		if c.Kind == Text && v.set {
+			return typed{s: v.s}, ""
+		}
+		return typed{null: true}, ""
+	}
+	if v.isJSON && c.Kind != Text && c.Kind != Labels {
+		return typed{}, fmt.Sprintf("bad value in %s: %s", c.Name, clip(v.s))
+	}
+	s := strings.TrimSpace(v.s)
+	switch c.Kind {
+	case Amount:
+		n, err := parseAmount(s)
+		if err != nil {
+			return typed{}, fmt.Sprintf("bad decimal in %s: %s (%v)", c.Name, clip(v.s), err)
+		}
+		return typed{amount: n}, ""
+	case Time:
+		us, err := parseTime(s)
+		if err != nil {
+			return typed{}, fmt.Sprintf("bad timestamp in %s: %s", c.Name, clip(v.s))
+		}
+		return typed{micros: us}, ""
+	case Currency:
+		return typed{s: strings.ToUpper(s)}, ""
+	case Enum:
+		if !contains(c.Values, s) {
+			return typed{}, fmt.Sprintf("unknown %s: %s", c.Name, clip(v.s))
+		}
+		return typed{s: s}, ""
+	case Bool:
+		switch strings.ToLower(s) {
+		case "true":
+			return typed{b: true}, ""
+		case "false":
+			return typed{b: false}, ""
+		}
+		return typed{}, fmt.Sprintf("bad boolean in %s: %s", c.Name, clip(v.s))
+	case Labels:
+		ls, err := parseLabels(v.s)
+		if err != nil {
+			return typed{}, fmt.Sprintf("bad labels in %s: %v", c.Name, err)
+		}
+		return typed{labels: ls}, ""
+	default:
+		return typed{s: v.s}, ""
+	}
+}
+
+// clip shortens a value quoted in a reason.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
+}
