@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -21,6 +22,8 @@ type APIError struct {
 	Title     string // title
 	Detail    string // detail or error_description; the start of the body when it is not JSON
 	RequestID string // correlationId, else the X-Request-Id or X-Correlation-Id header
+	// RetryAfter is the wait the Retry-After header asks for (0 without one).
+	RetryAfter time.Duration
 }
 
 // Error formats the error as "code: title: detail (HTTP status, request id)".
@@ -72,8 +75,9 @@ func IsRetryable(err error) bool {
 func newAPIError(resp *http.Response) *APIError {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, ErrorBodyLimitBytes))
 	e := &APIError{
-		Status:    resp.StatusCode,
-		RequestID: cmp.Or(resp.Header.Get("X-Request-Id"), resp.Header.Get("X-Correlation-Id")),
+		Status:     resp.StatusCode,
+		RequestID:  cmp.Or(resp.Header.Get("X-Request-Id"), resp.Header.Get("X-Correlation-Id")),
+		RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now()),
 	}
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,8 +17,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Config holds what the Client needs to reach the network.
@@ -32,11 +34,13 @@ type Config struct {
 	ServerURL      string // server API base, ending in /v4
 	LiquidationURL string // liquidation service base (optional)
 
-	HTTPClient   *http.Client  // nil: a client with dial, TLS and response-header timeouts
-	Retry        RetryPolicy   // zero: 5 attempts, 500ms base, 30s cap
-	PollInterval time.Duration // first wait before polling a report (default 2s); doubles up to 30s
-	PollTimeout  time.Duration // deadline for one report to leave PENDING (default 30m)
-	Logger       *slog.Logger  // nil: discard
+	HTTPClient   *http.Client     // nil: a client with dial, TLS and response-header timeouts
+	Retry        RetryPolicy      // zero: 5 attempts, 500ms base, 30s cap
+	PollInterval time.Duration    // first wait before polling a report (default 2s); doubles up to 30s
+	PollTimeout  time.Duration    // deadline for one report to leave PENDING (default 30m)
+	ReportTries  int              // reports created for one chunk while they end FAILED (default DefaultReportTries)
+	Now          func() time.Time // clock of the 9-month rule and of balances without a Date header (default time.Now)
+	Logger       *slog.Logger     // nil: discard
 }
 
 // Client talks to the token service, the reporting service and the server API.
@@ -82,11 +86,18 @@ func New(cfg Config) (*Client, error) {
 	if cfg.PollInterval < 0 || cfg.PollTimeout < 0 {
 		errs = append(errs, errors.New("PollInterval and PollTimeout must not be negative"))
 	}
+	if cfg.ReportTries < 0 {
+		errs = append(errs, errors.New("ReportTries must not be negative"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("extract config: %w", err)
 	}
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, 2*time.Second)
 	cfg.PollTimeout = cmp.Or(cfg.PollTimeout, 30*time.Minute)
+	cfg.ReportTries = cmp.Or(cfg.ReportTries, DefaultReportTries)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 
 	hc := cfg.HTTPClient
@@ -140,23 +151,36 @@ func baseURL(name, s string, required bool) (string, error) {
 	return s, nil
 }
 
-// Request says what Extract pulls.
+// Request says what Extract pulls. A zero Liquidations or Server window
+// leaves those sources out.
 type Request struct {
-	Reports     Window   // report window, split into chunks of at most MaxReportDays
+	Reports     Window   // report window: created in chunks of at most MaxReportDays, or collected
 	Statements  Window   // statement window (the pipeline extends it past Reports)
 	Accounts    []string // account@address list whose statements are pulled
 	ReportTypes []string // default ReportTypes
 	Format      string   // FormatCSV (default) or FormatJSON
+	Mode        string   // ModeCreate (default) or ModeCollect
+	Cleanup     bool     // create mode: delete each report this run created once it is downloaded or EMPTY
+
+	Liquidations Window // liquidations created in this window, each with its trades (needs LiquidationURL)
+	Server       Window // server API payments executed and transfers created in this window, balances and fees
 }
 
 // Result lists the raw files of a run.
 type Result struct {
 	Files      []RawFile // in index order
-	Incomplete []string  // reasons the run is incomplete (a FAILED report, …)
+	Incomplete []string  // reasons the run is incomplete (a FAILED report, days no report covers, …)
 }
 
-// workers bounds the report chunks and statement accounts pulled at once.
-const workers = 4
+// ErrWindowTooOld is returned by Extract, before any request, when a create
+// mode report window starts more than ReportWindowMonths back.
+var ErrWindowTooOld = errors.New("report window starts too far back")
+
+// Concurrency bounds.
+const (
+	workers            = 4 // report chunks, statement accounts and other sources pulled at once
+	liquidationWorkers = 4 // liquidation details fetched at once
+)
 
 // reportSources maps report types to raw file sources.
 var reportSources = map[string]string{
@@ -165,29 +189,46 @@ var reportSources = map[string]string{
 	ReportFailureConversion: SourceFailureConversion,
 }
 
-// Extract pulls every report chunk of every type and the statements of every
-// account into dir, then writes dir/index.json. A FAILED report is recorded
-// and named in Result.Incomplete; any other failure stops the run.
+// outcome is what one extraction job gives.
+type outcome struct {
+	files      []RawFile
+	incomplete []string
+}
+
+type job func(context.Context) (outcome, error)
+
+// Extract pulls every source the request names into dir, then writes
+// dir/index.json. A FAILED report (after ReportTries in create mode) and days
+// no collected report covers give FAILED RawFiles and are named in
+// Result.Incomplete; any other failure stops the run.
 func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result, error) {
 	req, err := req.normalise()
 	if err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}
+	if err := c.check(req); err != nil {
+		return nil, fmt.Errorf("extract: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}
-	type outcome struct {
-		files      []RawFile
-		incomplete string
-	}
-	var jobs []func(context.Context) (outcome, error)
-	for _, typ := range req.ReportTypes {
-		for _, w := range chunks(req.Reports, MaxReportDays) {
-			jobs = append(jobs, func(ctx context.Context) (outcome, error) {
-				f, why, err := c.extractReport(ctx, typ, req.Format, w, dir)
-				return outcome{[]RawFile{f}, why}, err
-			})
+	res := &Result{}
+	var jobs []job
+	switch req.Mode {
+	case ModeCreate:
+		for _, typ := range req.ReportTypes {
+			for _, w := range chunks(req.Reports, MaxReportDays) {
+				jobs = append(jobs, func(ctx context.Context) (outcome, error) {
+					return c.createReport(ctx, typ, req.Format, w, dir, req.Cleanup)
+				})
+			}
 		}
+	case ModeCollect:
+		collected, gaps, err := c.collectReports(ctx, req, dir)
+		if err != nil {
+			return nil, fmt.Errorf("extract: %w", err)
+		}
+		jobs, res.Files, res.Incomplete = append(jobs, collected...), gaps.files, gaps.incomplete
 	}
 	for _, acct := range req.Accounts {
 		jobs = append(jobs, func(ctx context.Context) (outcome, error) {
@@ -195,46 +236,42 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 			return outcome{files: files}, err
 		})
 	}
+	if !req.Liquidations.IsZero() {
+		jobs = append(jobs, func(ctx context.Context) (outcome, error) {
+			files, err := c.extractLiquidations(ctx, req.Liquidations, dir)
+			return outcome{files: files}, err
+		})
+	}
+	if !req.Server.IsZero() {
+		jobs = append(jobs, c.serverJobs(req.Server, dir)...)
+	}
 
 	trace := traceOf(ctx)
 	trace.planned(len(jobs))
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	outs := make([]outcome, len(jobs))
-	sem := make(chan struct{}, workers)
-	var wg sync.WaitGroup
-	for i, job := range jobs {
-		wg.Go(func() {
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-			case <-ctx.Done():
-				return
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for i, run := range jobs {
+		g.Go(func() (err error) {
+			if outs[i], err = run(gctx); err != nil {
+				return err // the first error cancels the others
 			}
-			out, err := job(ctx)
-			if err != nil {
-				cancel(err) // the first error stops the others
-				return
-			}
-			outs[i] = out
 			trace.jobDone()
+			return nil
 		})
 	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}
 
-	res := &Result{}
 	for _, o := range outs {
 		res.Files = append(res.Files, o.files...)
-		if o.incomplete != "" {
-			res.Incomplete = append(res.Incomplete, o.incomplete)
-		}
+		res.Incomplete = append(res.Incomplete, o.incomplete...)
 	}
 	slices.SortFunc(res.Files, func(a, b RawFile) int {
 		return cmp.Or(cmp.Compare(a.Source, b.Source), a.Window.From.Compare(b.Window.From),
-			a.Window.To.Compare(b.Window.To), cmp.Compare(a.Account, b.Account), cmp.Compare(a.Page, b.Page))
+			a.Window.To.Compare(b.Window.To), cmp.Compare(a.Account, b.Account), cmp.Compare(a.Page, b.Page),
+			cmp.Compare(a.Path, b.Path), cmp.Compare(a.ReportID, b.ReportID))
 	})
 	b, err := json.MarshalIndent(res.Files, "", "  ")
 	if err != nil {
@@ -247,12 +284,35 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 	return res, nil
 }
 
+// check refuses, before any request, what the provider would refuse or the
+// client cannot do: in create mode a report window that starts more than
+// ReportWindowMonths back; liquidations without LiquidationURL.
+func (c *Client) check(req Request) error {
+	if req.Mode == ModeCreate {
+		if oldest := day(c.cfg.Now()).AddDate(0, -ReportWindowMonths, 0); req.Reports.From.Before(oldest) {
+			return fmt.Errorf("%w: %s starts before %s, and the provider makes reports of the last %d months only",
+				ErrWindowTooOld, req.Reports, oldest.Format(DateLayout), ReportWindowMonths)
+		}
+	}
+	if !req.Liquidations.IsZero() && c.cfg.LiquidationURL == "" {
+		return fmt.Errorf("liquidations: %w", errNoLiquidationURL)
+	}
+	return nil
+}
+
 // normalise fills defaults and checks the request.
 func (r Request) normalise() (Request, error) {
 	var errs []error
 	r.Format = cmp.Or(strings.ToUpper(r.Format), FormatCSV)
 	if r.Format != FormatCSV && r.Format != FormatJSON {
 		errs = append(errs, fmt.Errorf("format %q: want CSV or JSON", r.Format))
+	}
+	r.Mode = cmp.Or(strings.ToLower(r.Mode), ModeCreate)
+	if r.Mode != ModeCreate && r.Mode != ModeCollect {
+		errs = append(errs, fmt.Errorf("report mode %q: want create or collect", r.Mode))
+	}
+	if r.Cleanup && r.Mode != ModeCreate {
+		errs = append(errs, errors.New("cleanup deletes created reports: it needs create mode"))
 	}
 	if len(r.ReportTypes) == 0 {
 		r.ReportTypes = ReportTypes
@@ -267,6 +327,12 @@ func (r Request) normalise() (Request, error) {
 	}
 	if len(r.Accounts) > 0 && (r.Statements.From.IsZero() || r.Statements.To.Before(r.Statements.From)) {
 		errs = append(errs, fmt.Errorf("bad statement window %s", r.Statements))
+	}
+	if r.Liquidations.To.Before(r.Liquidations.From) {
+		errs = append(errs, fmt.Errorf("bad liquidation window %s", r.Liquidations))
+	}
+	if r.Server.To.Before(r.Server.From) {
+		errs = append(errs, fmt.Errorf("bad server window %s", r.Server))
 	}
 	names := map[string]string{}
 	for _, a := range r.Accounts {
@@ -295,63 +361,191 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-// extractReport creates, waits for and downloads one report chunk. A FAILED
-// report gives a FAILED RawFile and a reason, not an error.
-func (c *Client) extractReport(ctx context.Context, typ, format string, w Window, dir string) (RawFile, string, error) {
-	r, err := c.CreateReport(ctx, typ, format, w)
-	if err != nil {
-		return RawFile{}, "", err
+// createReport creates, waits for and downloads one report chunk. A FAILED
+// report is created anew, up to ReportTries reports; when all FAILED the
+// chunk gives a FAILED RawFile and a reason, not an error. With cleanup, a
+// report that was downloaded or EMPTY is deleted (a FAILED one is kept for
+// the provider's support).
+func (c *Client) createReport(ctx context.Context, typ, format string, w Window, dir string, cleanup bool) (outcome, error) {
+	var (
+		failed []string
+		f      RawFile
+	)
+	for len(failed) < c.cfg.ReportTries {
+		r, err := c.CreateReport(ctx, typ, format, w)
+		if err != nil {
+			return outcome{}, err
+		}
+		if f, err = c.finishReport(ctx, r, w, dir); err != nil {
+			return outcome{}, err
+		}
+		if f.Status != StatusFailed {
+			if cleanup {
+				if err := c.DeleteReport(ctx, r.ID); err != nil {
+					c.log.Warn("cleanup: report not deleted", "report", r.ID, "err", err)
+				}
+			}
+			return outcome{files: []RawFile{f}}, nil
+		}
+		failed = append(failed, r.ID)
+		c.log.Warn("report FAILED", "type", typ, "window", w.String(), "report", r.ID, "tries", len(failed))
 	}
+	return outcome{files: []RawFile{f}, incomplete: []string{fmt.Sprintf("report %s %s FAILED %d times (%s)",
+		typ, w, len(failed), strings.Join(failed, ", "))}}, nil
+}
+
+// finishReport waits while r is PENDING (or its status is unknown) and then
+// downloads it when READY; EMPTY and FAILED give a RawFile without a file.
+// w is the window its RawFile records when there is no download.
+func (c *Client) finishReport(ctx context.Context, r Report, w Window, dir string) (RawFile, error) {
+	var err error
 	if r.Status == StatusPending || r.Status == "" {
 		if r, err = c.WaitReport(ctx, r.ID); err != nil {
-			return RawFile{}, "", err
+			return RawFile{}, err
 		}
 	}
-	c.log.Info("report", "type", typ, "window", w.String(), "report", r.ID, "status", r.Status)
-	source := reportSources[typ]
+	c.log.Info("report", "type", r.Type, "window", w.String(), "report", r.ID, "status", r.Status)
+	source := reportSources[r.Type]
+	if source == "" {
+		return RawFile{}, fmt.Errorf("report %s: unknown type %q", r.ID, r.Type)
+	}
 	switch r.Status {
 	case StatusReady:
-		f, err := c.DownloadReport(ctx, r, dir, source)
-		if err != nil {
-			return RawFile{}, "", err
-		}
-		return f, "", nil
+		return c.DownloadReport(ctx, r, dir, source)
 	case StatusEmpty, StatusFailed:
-		f := RawFile{Source: source, Format: format, Window: w, Status: r.Status, ReportID: r.ID, Request: "GET " + c.reportURL(r.ID)}
-		if r.Status == StatusFailed {
-			return f, fmt.Sprintf("report %s %s (%s) FAILED", typ, w, r.ID), nil
-		}
-		return f, "", nil
+		return RawFile{Source: source, Format: strings.ToUpper(r.Format), Window: w, Status: r.Status,
+			ReportID: r.ID, Request: "GET " + c.reportURL(r.ID)}, nil
 	}
-	return RawFile{}, "", fmt.Errorf("report %s %s (%s): unknown status %q", typ, w, r.ID, r.Status)
+	return RawFile{}, fmt.Errorf("report %s %s (%s): unknown status %q", r.Type, w, r.ID, r.Status)
 }
 
 // extractStatement writes every statement page of one account.
 func (c *Client) extractStatement(ctx context.Context, account string, w Window, dir string) ([]RawFile, error) {
 	folder := path.Join("statements", safeName(account))
-	if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(folder)), 0o755); err != nil {
+	files, err := savePages(dir, c.StatementPages(ctx, account, w, MaxStatementPage), func(page int) RawFile {
+		return RawFile{Source: SourceStatement, Window: w, Account: account, Page: page,
+			Path:    path.Join(folder, fmt.Sprintf("%s_%s_p%04d.json", w.From.Format(DateLayout), w.To.Format(DateLayout), page)),
+			Request: "GET " + c.statementURL(account, w, page, MaxStatementPage)}
+	})
+	if err != nil {
 		return nil, fmt.Errorf("statement %s: %w", account, err)
 	}
-	var files []RawFile
-	page := 0
-	for body, err := range c.StatementPages(ctx, account, w, MaxStatementPage) {
+	c.log.Info("statement", "account", account, "window", w.String(), "pages", len(files))
+	return files, nil
+}
+
+// extractLiquidations lists the liquidations created in w, then fetches
+// each one with its trades (liquidationWorkers at a time).
+func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) ([]RawFile, error) {
+	var pages [][]byte
+	for body, err := range c.LiquidationPages(ctx, w, MaxLiquidationPage) {
 		if err != nil {
 			return nil, err
 		}
-		rel := path.Join(folder, fmt.Sprintf("%s_%s_p%04d.json", w.From.Format(DateLayout), w.To.Format(DateLayout), page))
-		sum, n, err := writeFile(filepath.Join(dir, filepath.FromSlash(rel)), bytes.NewReader(body), int64(len(body)))
-		if err != nil {
-			return nil, fmt.Errorf("statement %s page %d: %w", account, page, err)
-		}
-		files = append(files, RawFile{
-			Source: SourceStatement, Format: FormatJSON, Path: rel, SHA256: sum, Size: n, Window: w,
-			Status: StatusReady, Account: account, Page: page,
-			Request: "GET " + c.statementURL(account, w, page, MaxStatementPage),
-		})
-		page++
+		pages = append(pages, body)
 	}
-	c.log.Info("statement", "account", account, "window", w.String(), "pages", page)
+	ids, err := liquidationIDs(pages)
+	if err != nil {
+		return nil, err
+	}
+	files := make([]RawFile, len(ids))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(liquidationWorkers)
+	for i, id := range ids {
+		g.Go(func() error {
+			body, err := c.Liquidation(gctx, id)
+			if err != nil {
+				return err
+			}
+			f := RawFile{Source: SourceLiquidation, Format: FormatJSON, Status: StatusReady, Window: w,
+				Path: path.Join("liquidations", safeName(id)+".json"), Request: "GET " + c.liquidationURL(id)}
+			if f.SHA256, f.Size, err = save(dir, f.Path, body); err != nil {
+				return fmt.Errorf("liquidation %s: %w", id, err)
+			}
+			files[i] = f
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	c.log.Info("liquidations", "window", w.String(), "count", len(files))
 	return files, nil
+}
+
+// serverJobs pull the server API sources: payments executed in w,
+// transfers created in w (and any newer), the balances and the fees.
+func (c *Client) serverJobs(w Window, dir string) []job {
+	type pages func(context.Context) iter.Seq2[[]byte, error]
+	paged := func(source string, seq pages, name, u func(page int) string) job {
+		return func(ctx context.Context) (outcome, error) {
+			files, err := savePages(dir, seq(ctx), func(page int) RawFile {
+				return RawFile{Source: source, Window: w, Page: page, Path: name(page), Request: "GET " + u(page)}
+			})
+			if err != nil {
+				return outcome{}, fmt.Errorf("%s: %w", source, err)
+			}
+			c.log.Info(source, "window", w.String(), "pages", len(files))
+			return outcome{files: files}, nil
+		}
+	}
+	days := w.From.Format(DateLayout) + "_" + w.To.Format(DateLayout)
+	q := paymentQuery(w)
+	return []job{
+		paged(SourcePayment,
+			func(ctx context.Context) iter.Seq2[[]byte, error] { return c.PaymentPages(ctx, q, MaxServerPage) },
+			func(p int) string { return fmt.Sprintf("payments/%s_p%04d.json", days, p) },
+			func(p int) string { return c.paymentURL(q, p, MaxServerPage) }),
+		paged(SourceTransfer,
+			func(ctx context.Context) iter.Seq2[[]byte, error] {
+				return c.TransferPages(ctx, w.Start(), MaxServerPage)
+			},
+			func(p int) string { return fmt.Sprintf("transfers/p%04d.json", p) },
+			func(p int) string { return c.transferURL(p, MaxServerPage) }),
+		paged(SourceFee,
+			func(ctx context.Context) iter.Seq2[[]byte, error] { return c.FeePages(ctx, MaxServerPage) },
+			func(p int) string { return fmt.Sprintf("fees/p%04d.json", p) },
+			func(p int) string { return c.feeURL(p, MaxServerPage) }),
+		func(ctx context.Context) (outcome, error) {
+			body, at, err := c.Balances(ctx)
+			if err != nil {
+				return outcome{}, err
+			}
+			f := RawFile{Source: SourceBalance, Format: FormatJSON, Status: StatusReady, Window: w, FetchedAt: at,
+				Path: "balances/balances.json", Request: "GET " + c.cfg.ServerURL + PathBalances}
+			if f.SHA256, f.Size, err = save(dir, f.Path, body); err != nil {
+				return outcome{}, fmt.Errorf("balances: %w", err)
+			}
+			return outcome{files: []RawFile{f}}, nil
+		},
+	}
+}
+
+// savePages writes each page of seq to dir/<its Path> and returns the
+// RawFiles that file(page) describes, completed with format, status and hash.
+func savePages(dir string, seq iter.Seq2[[]byte, error], file func(page int) RawFile) ([]RawFile, error) {
+	var files []RawFile
+	for body, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		f := file(len(files))
+		f.Format, f.Status = FormatJSON, StatusReady
+		if f.SHA256, f.Size, err = save(dir, f.Path, body); err != nil {
+			return nil, fmt.Errorf("page %d: %w", f.Page, err)
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// save writes body to dir/rel through a temporary file.
+func save(dir, rel string, body []byte) (string, int64, error) {
+	name := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return "", 0, err
+	}
+	return writeFile(name, bytes.NewReader(body), int64(len(body)))
 }
 
 // ReadIndex reads dir/index.json as written by Extract.

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -131,6 +132,7 @@ func TestExtract(t *testing.T) {
 	c := newTestClient(t, h, func(c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
+	c.cfg.Now = func() time.Time { return time.Date(2026, 8, 1, 3, 0, 0, 0, time.UTC) }
 	dir := t.TempDir()
 	req := Request{
 		Reports:    mustWindow(t, "2026-01-01", "2026-07-19"), // 200 days: 90 + 90 + 20
@@ -148,6 +150,7 @@ func TestExtract(t *testing.T) {
 			creates = append(creates, typ+" "+w[0]+"T00:00:00.000Z "+w[1]+"T23:59:59.999Z")
 		}
 	}
+	creates = append(creates, "RECON 2026-04-01T00:00:00.000Z 2026-06-29T23:59:59.999Z") // FAILED: asked for once more
 	slices.Sort(creates)
 	slices.Sort(f.creates)
 	if diff := cmp.Diff(creates, f.creates); diff != "" {
@@ -184,7 +187,7 @@ func TestExtract(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
-	wantIncomplete := []string{"report RECON 2026-04-01..2026-06-29 (RECON-2026-04-01) FAILED"}
+	wantIncomplete := []string{"report RECON 2026-04-01..2026-06-29 FAILED 2 times (RECON-2026-04-01, RECON-2026-04-01)"}
 	if diff := cmp.Diff(wantIncomplete, res.Incomplete); diff != "" {
 		t.Errorf("incomplete (-want +got):\n%s", diff)
 	}
@@ -212,6 +215,7 @@ func TestExtractBadCredentials(t *testing.T) {
 	c := newTestClient(t, h, func(c *Config) {
 		c.ClientSecret = "not-" + testSecret
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c.Now = func() time.Time { return time.Date(2026, 8, 1, 3, 0, 0, 0, time.UTC) }
 	})
 	req := Request{Reports: mustWindow(t, "2026-01-01", "2026-07-19"), Statements: mustWindow(t, "2026-01-01", "2026-07-25"), Accounts: []string{"ops@rn"}}
 	_, err := c.Extract(t.Context(), req, t.TempDir())

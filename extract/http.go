@@ -74,15 +74,20 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // do sends req and hands a 2xx response to handle, which may read the body
 // (do closes it). This is the one retry loop: retryable failures (IsRetryable)
-// of the request or of handle are retried with backoff, never after ctx ends.
+// of the request or of handle are retried with backoff, never after ctx ends;
+// a Retry-After header (of the service or of the token endpoint) is honoured.
 func (c *Client) do(ctx context.Context, op string, req *http.Request, handle func(*http.Response) error) error {
 	for n := 1; ; n++ {
-		wait, err := c.attempt(ctx, req, handle)
+		err := c.attempt(ctx, req, handle)
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil || n >= c.cfg.Retry.MaxAttempts || !IsRetryable(err) {
 			return fmt.Errorf("%s: %w", op, err)
+		}
+		var wait time.Duration
+		if ae, ok := errors.AsType[*APIError](err); ok {
+			wait = ae.RetryAfter
 		}
 		d := c.cfg.Retry.delay(n, wait)
 		c.log.Warn("retrying", "op", op, "attempt", n, "delay", d, "err", err)
@@ -92,13 +97,13 @@ func (c *Client) do(ctx context.Context, op string, req *http.Request, handle fu
 	}
 }
 
-// attempt makes one try of req; on a non-2xx answer it returns its Retry-After.
-func (c *Client) attempt(ctx context.Context, req *http.Request, handle func(*http.Response) error) (time.Duration, error) {
+// attempt makes one try of req.
+func (c *Client) attempt(ctx context.Context, req *http.Request, handle func(*http.Response) error) error {
 	r := req.Clone(ctx)
 	if req.GetBody != nil {
 		body, err := req.GetBody() // rewind
 		if err != nil {
-			return 0, err
+			return err
 		}
 		r.Body = body
 	}
@@ -108,14 +113,14 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, handle func(*ht
 		if ue, ok := errors.AsType[*url.Error](err); ok {
 			ue.URL = c.redact(r.URL) // the URL as logged: no signed query of a foreign host
 		}
-		return 0, err
+		return err
 	}
 	defer resp.Body.Close()
 	c.log.Debug("http", "method", r.Method, "url", c.redact(r.URL), "status", resp.StatusCode, "elapsed", time.Since(start))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return retryAfter(resp.Header.Get("Retry-After"), time.Now()), newAPIError(resp)
+		return newAPIError(resp)
 	}
-	return 0, handle(resp)
+	return handle(resp)
 }
 
 // doJSON sends in (if not nil) as JSON and decodes a 2xx answer into out.
@@ -142,6 +147,23 @@ func (c *Client) doJSON(ctx context.Context, op, method, u string, in, out any) 
 		}
 		return nil
 	})
+}
+
+// getRaw GETs u (a JSON resource) and returns its body and headers.
+func (c *Client) getRaw(ctx context.Context, op, u string) ([]byte, http.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	var body []byte
+	var header http.Header
+	err = c.do(ctx, op, req, func(resp *http.Response) (err error) {
+		header = resp.Header
+		body, err = io.ReadAll(resp.Body)
+		return err
+	})
+	return body, header, err
 }
 
 // origin is scheme://host:port with the default port filled in.

@@ -4,7 +4,7 @@ import "fmt"
 
 // Call is a request Extract begins with, known before any request is made.
 type Call struct {
-	What    string // "token", a report type, or "statement"
+	What    string // "token", a report type, "scheduled reports", "statement", "liquidations", "payments", …
 	Window  Window // days the call covers (zero for the token)
 	Account string // statements only
 	Request string // method and URL, without secrets
@@ -12,24 +12,48 @@ type Call struct {
 }
 
 // Plan lists, without making any request, the calls Extract(ctx, req, dir)
-// begins with: the token, one report creation per type and chunk of at most
-// MaxReportDays days, and the first statement page of each account. Polls,
-// downloads and further pages follow at run time.
+// begins with: the token; one report creation per type and chunk of at most
+// MaxReportDays days, or in collect mode the listing of scheduled reports;
+// the first statement page of each account; the first liquidation page; and
+// the first page of payments, transfers and fees and the balances. Polls,
+// downloads, details and further pages follow at run time. It refuses what
+// Extract refuses before any request.
 func (c *Client) Plan(req Request) ([]Call, error) {
 	req, err := req.normalise()
+	if err == nil {
+		err = c.check(req)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	calls := []Call{{What: "token", Request: "POST " + c.cfg.AuthURL + PathToken, Then: "again shortly before it expires"}}
-	for _, typ := range req.ReportTypes {
-		for _, w := range chunks(req.Reports, MaxReportDays) {
-			calls = append(calls, Call{What: typ, Window: w, Request: "POST " + c.cfg.ReportingURL + PathReports,
-				Then: "poll until READY, EMPTY or FAILED, then download " + req.Format})
+	switch req.Mode {
+	case ModeCreate:
+		for _, typ := range req.ReportTypes {
+			for _, w := range chunks(req.Reports, MaxReportDays) {
+				calls = append(calls, Call{What: typ, Window: w, Request: "POST " + c.cfg.ReportingURL + PathReports,
+					Then: "poll until READY, EMPTY or FAILED, then download " + req.Format})
+			}
 		}
+	case ModeCollect:
+		calls = append(calls, Call{What: "scheduled reports", Window: req.Reports,
+			Request: "GET " + c.cfg.ReportingURL + PathReports + "?created-by=" + CreatedByScheduler,
+			Then:    "get and download, per type, the " + req.Format + " reports that cover the window"})
 	}
 	for _, acct := range req.Accounts {
 		calls = append(calls, Call{What: "statement", Window: req.Statements, Account: acct,
 			Request: "GET " + c.statementURL(acct, req.Statements, 0, MaxStatementPage), Then: "the next pages up to the last"})
+	}
+	if !req.Liquidations.IsZero() {
+		calls = append(calls, Call{What: "liquidations", Window: req.Liquidations,
+			Request: "GET " + c.liquidationListURL(req.Liquidations, 0, MaxLiquidationPage), Then: "the next pages, then each liquidation by id"})
+	}
+	if w := req.Server; !w.IsZero() {
+		calls = append(calls,
+			Call{What: "payments", Window: w, Request: "GET " + c.paymentURL(paymentQuery(w), 0, MaxServerPage), Then: "the next pages up to the last"},
+			Call{What: "transfers", Window: w, Request: "GET " + c.transferURL(0, MaxServerPage), Then: "the next pages until one ends before the window"},
+			Call{What: "fees", Request: "GET " + c.feeURL(0, MaxServerPage), Then: "the next pages up to the last"},
+			Call{What: "balances", Request: "GET " + c.cfg.ServerURL + PathBalances, Then: "nothing more: one snapshot"})
 	}
 	return calls, nil
 }

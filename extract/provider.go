@@ -16,8 +16,18 @@ const (
 	PathTransfers       = "/transfers"                        // relative to RECON_SERVER_URL
 	PathBalances        = "/monitor/balances"                 // relative to RECON_SERVER_URL (provider's path; not shown in spec)
 	PathFees            = "/config/fees"                      // relative to RECON_SERVER_URL
-	PathLiquidations    = "/liquidations"                     // relative to RECON_LIQUIDATION_URL (no prefix: not shown)
+	PathLiquidations    = "/liquidations"                     // relative to RECON_LIQUIDATION_URL (no prefix: not shown); + "/" + id for one
 	PathLiquidationByID = "/liquidations/network-payment-id/" // + payment id
+)
+
+// Report modes: create reports through the API, or collect the ones the
+// provider's scheduler generates (full months and month to date).
+const (
+	ModeCreate  = "create"
+	ModeCollect = "collect"
+
+	CreatedByScheduler = "SCHEDULER"
+	CreatedByAPI       = "API"
 )
 
 // Report types, formats and statuses (spec: reporting service).
@@ -45,6 +55,7 @@ const (
 	MaxStatementPage    = 100 // statement page size 1..100
 	MaxServerPage       = 100 // payments, transfers, fees: 1..100 (not shown for fees: same as the others)
 	MaxLiquidationPage  = 200 // liquidation page size 1..200 (not shown: real provider's documented maximum)
+	DefaultReportTries  = 2   // reports created for one chunk before its FAILED status makes the run incomplete
 	DefaultTokenSkew    = 60 * time.Second
 	ErrorBodyLimitBytes = 64 << 10 // error bodies are read through this limit
 )
@@ -53,10 +64,43 @@ const (
 // used for report startDate/endDate, statement start-date/end-date and payment before/after.
 const TimeFormat = "2006-01-02T15:04:05.000Z"
 
+// Server API list queries (not shown beyond the spec's parameters):
+//
+//   - payments: range_field=EXECUTED_AT with after/before, both exclusive, so
+//     a window of days [From, End) asks after = From-1ms, before = End; items
+//     in ascending executed_at. FAILED payments have no executed_at and are
+//     not in this list.
+//   - transfers: no date filter exists; sort_field=CREATED_AT and
+//     sort_direction=DESC (the provider's default direction for lists), paged
+//     until a page ends before the window. The list may grow at its head
+//     while paging (new transfers), which repeats items but never skips one.
+//   - liquidations: start_date (inclusive) and end_date (exclusive) in the
+//     24-character form select liquidations by created_at; the list holds
+//     summaries (no trade_requests), GET /liquidations/{id} the whole record.
+const (
+	PaymentRangeField = "EXECUTED_AT"
+	TransferSortField = "CREATED_AT"
+	TransferSortDesc  = "DESC"
+)
+
+// Liquidation fields not shown in the spec (names chosen with the loaders):
+// status and trade request status CREATED, QUEUED, STARTED, COMPLETED,
+// PARTIALLY_COMPLETED, FAILED; trade_requests[] {id, created_at, modified_at,
+// status, amount, destination_currency, trade_exchange, expires_at,
+// fiat_available_after_failure, trade_executions[]}; trade_executions[] {id,
+// executed_at, status (EXECUTED | FAILED), source_amount, source_currency,
+// destination_amount, destination_currency, rate, fee}.
+
 // Report windows: startDate is the first day at 00:00:00.000Z and endDate the
 // last day at 23:59:59.999Z (both inclusive, as the spec says). A report holds
 // the payments whose quote_ts (PAYMENT_OPS, RECON) or execution_timestamp
 // (FAILURE_CONVERSION_SSA) falls inside it (not shown in the spec).
+//
+// A report's days are those wholly inside [startDate, endDate]: a
+// month-to-date report whose endDate is 00:00:00.000 of today covers the days
+// before today. Collect mode takes, per type, the SCHEDULER reports of the
+// requested format that cover the window (longest first) and names the days
+// none covers; it never deletes them.
 //
 // Statements: start-date inclusive, end-date exclusive (not shown), entries
 // selected by created_at.

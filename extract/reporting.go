@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -30,6 +31,23 @@ type Report struct {
 	CreatedOn    time.Time `json:"createdOn,omitzero"`
 }
 
+// Days returns the whole UTC days inside [StartDate, EndDate]; an EndDate
+// up to one second short of midnight (23:59:59 or 23:59:59.999) still
+// covers its day, and a month-to-date EndDate of 00:00 today covers up to
+// yesterday.
+func (r Report) Days() (Window, error) {
+	from := day(r.StartDate)
+	if from.Before(r.StartDate.UTC()) {
+		from = from.AddDate(0, 0, 1)
+	}
+	w := Window{From: from, To: day(r.EndDate.Add(time.Second)).AddDate(0, 0, -1)}
+	if w.To.Before(w.From) {
+		return Window{}, fmt.Errorf("report %s: %s..%s covers no whole day", r.ID,
+			r.StartDate.UTC().Format(TimeFormat), r.EndDate.UTC().Format(TimeFormat))
+	}
+	return w, nil
+}
+
 // maxPollInterval caps the growing wait between report polls (unless PollInterval is longer).
 const maxPollInterval = 30 * time.Second
 
@@ -54,6 +72,35 @@ func (c *Client) CreateReport(ctx context.Context, reportType, format string, w 
 		return Report{}, fmt.Errorf("%s: response has no reportId", op)
 	}
 	return r, nil
+}
+
+// ListReports lists the reports created by createdBy (CreatedByScheduler,
+// CreatedByAPI or USER; "" for all).
+func (c *Client) ListReports(ctx context.Context, createdBy string) ([]Report, error) {
+	u := c.cfg.ReportingURL + PathReports
+	if createdBy != "" {
+		u += "?" + url.Values{"created-by": {createdBy}}.Encode()
+	}
+	var out struct {
+		Reports *[]Report `json:"reports"`
+	}
+	if err := c.doJSON(ctx, "list reports created by "+cmp.Or(createdBy, "anyone"), http.MethodGet, u, nil, &out); err != nil {
+		return nil, err
+	}
+	if out.Reports == nil {
+		return nil, fmt.Errorf("list reports: response has no reports field")
+	}
+	return *out.Reports, nil
+}
+
+// DeleteReport deletes a report.
+func (c *Client) DeleteReport(ctx context.Context, id string) error {
+	op := "delete report " + id
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.reportURL(id), nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return c.do(ctx, op, req, func(*http.Response) error { return nil })
 }
 
 // GetReport fetches a report record, with its downloadLink once READY.
@@ -112,7 +159,7 @@ func (c *Client) DownloadReport(ctx context.Context, r Report, dir string, sourc
 	if !ok {
 		return RawFile{}, fmt.Errorf("%s: unknown format %q", op, r.Format)
 	}
-	w, err := NewWindow(r.StartDate, r.EndDate)
+	w, err := r.Days()
 	if err != nil {
 		return RawFile{}, fmt.Errorf("%s: %w", op, err)
 	}

@@ -88,9 +88,9 @@ func TestStatementPagesChecksEnvelope(t *testing.T) {
 		pages   []string // answer per page number
 		wantErr string
 	}{
-		{"fewer entries than total_elements", []string{statementBody(three, 0, 5, 4)}, "pages hold 3 entries so far, total_elements is 4"},
-		{"more entries than total_elements", []string{statementBody(three, 0, 2, 2), statementBody(three, 1, 2, 2)}, "pages hold 3 entries so far, total_elements is 2"},
-		{"total changes while paging", []string{statementBody(three, 0, 2, 3), statementBody(three, 1, 2, 4)}, "total_elements changed from 3 to 4"},
+		{"fewer entries than total_elements", []string{statementBody(three, 0, 5, 4)}, "pages hold 3 items so far, the total is 4"},
+		{"more entries than total_elements", []string{statementBody(three, 0, 2, 2), statementBody(three, 1, 2, 2)}, "pages hold 3 items so far, the total is 2"},
+		{"total changes while paging", []string{statementBody(three, 0, 2, 3), statementBody(three, 1, 2, 4)}, "total changed from 3 to 4 while paging"},
 		{"wrong page number", []string{statementBody(three, 1, 5, 3)}, "page number is 1"},
 		{"no last flag", []string{`{"transactions":{"content":[],"number":0,"total_elements":0}}`}, "page envelope lacks"},
 		{"empty page not last", []string{`{"transactions":{"content":[],"last":false,"number":0,"total_elements":0}}`}, "empty page that is not the last"},

@@ -9,7 +9,7 @@ import (
 // manner of net/http/httptrace: a progress display sets them with WithTrace.
 // Nil hooks are skipped; hooks may be called from several goroutines at once.
 type Trace struct {
-	Planned    func(jobs int)                // Extract starts jobs jobs: report chunks and account statements
+	Planned    func(jobs int)                // Extract starts jobs jobs: report chunks (or collected reports), account statements, other sources
 	JobDone    func()                        // a job finished
 	Polled     func(reportID, status string) // a report was polled
 	Downloaded func(n int64)                 // n more bytes of a report arrived

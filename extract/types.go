@@ -72,6 +72,9 @@ func (w Window) End() time.Time { return w.To.AddDate(0, 0, 1) }
 // Days is the number of days in the window.
 func (w Window) Days() int { return int(w.End().Sub(w.Start()).Hours()/24 + 0.5) }
 
+// IsZero reports whether w is the zero Window (no window).
+func (w Window) IsZero() bool { return w.From.IsZero() && w.To.IsZero() }
+
 // Contains reports whether t falls inside the window.
 func (w Window) Contains(t time.Time) bool { return !t.Before(w.Start()) && t.Before(w.End()) }
 

@@ -25,6 +25,8 @@ type Config struct {
 	RulesDir   string            // optional folder of rules that add to or override the catalogue
 	Params     map[string]string // rule parameter overrides, "rule_id.param" -> value
 	Format     string            // report format: CSV or JSON
+	ReportMode string            // extract.ModeCreate (default) or extract.ModeCollect
+	Cleanup    bool              // create mode: delete the reports the run created once downloaded
 	Extract    extract.Config
 	Version    string
 	Now        func() time.Time
@@ -72,6 +74,12 @@ func (c Config) Validate() error {
 	errs = append(errs, c.S3.Validate())
 	if f := strings.ToUpper(c.Format); f != extract.FormatCSV && f != extract.FormatJSON {
 		errs = append(errs, fmt.Errorf("report format %q is not CSV or JSON", c.Format))
+	}
+	switch m := strings.ToLower(c.ReportMode); {
+	case m != "" && m != extract.ModeCreate && m != extract.ModeCollect:
+		errs = append(errs, fmt.Errorf("report mode %q is not create or collect", c.ReportMode))
+	case c.Cleanup && m == extract.ModeCollect:
+		errs = append(errs, errors.New("cleanup deletes the reports a run creates: it needs report mode create"))
 	}
 	return errors.Join(errs...)
 }

@@ -29,7 +29,7 @@ func PlanRun(cfg Config, w extract.Window) (*Plan, error) {
 	if now == nil {
 		now = time.Now
 	}
-	client, err := extract.New(cfg.Extract)
+	client, err := extractClient(cfg, now)
 	if err != nil {
 		return nil, err
 	}

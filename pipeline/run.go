@@ -114,7 +114,7 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	// Extract.
 	var files []extract.RawFile
 	if err := timed("extract", func() (int64, error) {
-		client, err := extract.New(cfg.Extract)
+		client, err := extractClient(cfg, now)
 		if err != nil {
 			return 0, err
 		}
@@ -248,9 +248,27 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	return res, nil
 }
 
+// extractClient is the run's extract client; its clock (the 9-month rule)
+// is the run's unless cfg.Extract sets one.
+func extractClient(cfg Config, now func() time.Time) (*extract.Client, error) {
+	ec := cfg.Extract
+	if ec.Now == nil {
+		ec.Now = now
+	}
+	return extract.New(ec)
+}
+
 // extractRequest is what a run over w asks of extract, started at started.
+// Liquidations and the server API's payments and transfers are pulled over
+// the statement window: their times trail the quote, as executed_at does.
 func extractRequest(cfg Config, w extract.Window, started time.Time) extract.Request {
-	return extract.Request{Reports: w, Statements: StatementWindow(w, started), Accounts: cfg.Accounts, Format: cfg.Format}
+	sw := StatementWindow(w, started)
+	req := extract.Request{Reports: w, Statements: sw, Accounts: cfg.Accounts, Format: cfg.Format,
+		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw}
+	if cfg.Extract.LiquidationURL != "" {
+		req.Liquidations = sw
+	}
+	return req
 }
 
 type stage struct {

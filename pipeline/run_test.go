@@ -32,12 +32,23 @@ type env struct {
 	cfg pipeline.Config
 }
 
-func newEnv(t *testing.T, days int) *env {
+// newEnv serves a sandbox of days from day0 (with faults, if given), its
+// download host on a second listener.
+func newEnv(t *testing.T, days int, faults ...sandbox.Faults) *env {
 	t.Helper()
-	sb, err := sandbox.New(sandbox.Config{Seed: 7, Start: day0, Days: days, Now: func() time.Time { return now }})
+	files := httptest.NewUnstartedServer(nil)
+	t.Cleanup(files.Close)
+	cfg := sandbox.Config{Seed: 7, Start: day0, Days: days, Now: func() time.Time { return now },
+		FilesURL: "http://" + files.Listener.Addr().String()}
+	for _, f := range faults {
+		cfg.Faults = f
+	}
+	sb, err := sandbox.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	files.Config.Handler = sb.FilesHandler()
+	files.Start()
 	return newEnvFor(t, sb)
 }
 
@@ -166,6 +177,91 @@ func TestRunFindsExactlyTheInjectedBreaks(t *testing.T) {
 	}
 	// The archive holds a manifest whose checksums match the files.
 	assertManifest(t, e.cfg.ArchiveURL, res.RunID)
+}
+
+// TestRunSurvivesFaults runs the pipeline with every sandbox fault on, in
+// create mode (CSV and JSON reports) and collect mode: each run finds
+// exactly the injected breaks and pending items, quarantines exactly the
+// malformed rows the sandbox added, and (create mode) loads every table
+// with the same rows, by count and sum of amounts, as a fault-free run of
+// the same seed with CSV reports.
+func TestRunSurvivesFaults(t *testing.T) {
+	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 6))
+	plain := newEnv(t, 7)
+	plain.run(t, w)
+	want := tables(t, plain.cfg.DB)
+	for table, tl := range want {
+		if tl.Rows == 0 {
+			t.Errorf("the fault-free run loaded no %s", table)
+		}
+	}
+	faults := sandbox.ModerateFaults()
+	faults.Latency = sandbox.Duration(time.Millisecond)
+	for _, tt := range []struct{ mode, format string }{
+		{extract.ModeCreate, extract.FormatCSV}, {extract.ModeCreate, extract.FormatJSON}, {extract.ModeCollect, extract.FormatCSV},
+	} {
+		mode := tt.mode
+		t.Run(mode+" "+tt.format, func(t *testing.T) {
+			e := newEnv(t, 7, faults)
+			e.cfg.ReportMode, e.cfg.Format = mode, tt.format
+			e.cfg.Extract.Retry, e.cfg.Extract.ReportTries = extract.RetryPolicy{MaxAttempts: 6}, 4
+			res := e.run(t, w)
+			if res.Verdict != output.Complete {
+				t.Fatalf("verdict %s: %v", res.Verdict, res.Reasons)
+			}
+			var truth, pending []key
+			for _, b := range e.sb.Truth().Breaks {
+				truth = append(truth, key{b.RuleID, b.PaymentID, b.Account})
+			}
+			for _, b := range e.sb.Truth().Pending {
+				pending = append(pending, key{b.RuleID, b.PaymentID, b.Account})
+			}
+			if diff := cmp.Diff(sortKeys(truth), openBreaks(t, e.cfg.DB)); diff != "" {
+				t.Errorf("breaks differ from ground truth (-want +got):\n%s", diff)
+			}
+			got := keys(t, e.cfg.DB, `SELECT rule_id, coalesce(payment_id, ''), coalesce(account, '') FROM pending`)
+			if diff := cmp.Diff(sortKeys(pending), got); diff != "" {
+				t.Errorf("pending items differ from ground truth (-want +got):\n%s", diff)
+			}
+			if malformed := e.sb.Injected()["malformed_row"]; malformed == 0 || res.Quarantined != int64(malformed) {
+				t.Errorf("quarantined %d rows, the sandbox added %d malformed", res.Quarantined, malformed)
+			}
+			if mode == extract.ModeCreate {
+				if diff := cmp.Diff(want, tables(t, e.cfg.DB)); diff != "" {
+					t.Errorf("tables differ from the fault-free run's (-want +got):\n%s", diff)
+				}
+			}
+			if n := len(e.sb.FilesAuthorization()); n != 0 {
+				t.Errorf("the download host got %d Authorization headers", n)
+			}
+		})
+	}
+}
+
+// tally is a table's rows and the sum of one amount column.
+type tally struct {
+	Rows int64
+	Sum  string
+}
+
+// tables tallies every source table.
+func tables(t *testing.T, path string) map[string]tally {
+	t.Helper()
+	db := openRO(t, path)
+	out := map[string]tally{}
+	for table, amount := range map[string]string{
+		"payment_ops": "sent_amount", "recon_transactions": "sent_amount", "failure_conversions": "sent_amount",
+		"statement_entries": "balance_change", "liquidations": "destination_amount", "liquidation_trades": "amount",
+		"trade_executions": "destination_amount", "payments": "quote_amount", "transfers": "amount",
+		"balances": "balance", "fees": "value",
+	} {
+		var tl tally
+		if err := db.QueryRow(`SELECT count(*), CAST(coalesce(sum(`+amount+`), 0) AS VARCHAR) FROM `+table).Scan(&tl.Rows, &tl.Sum); err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		out[table] = tl
+	}
+	return out
 }
 
 // catalogue returns the ids of the built-in rules.

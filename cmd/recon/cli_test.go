@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +36,9 @@ func TestUsageErrors(t *testing.T) {
 		{"bad date", []string{"run", "--from", "2026-02-30", "--to", "today"}, "want YYYY-MM-DD"},
 		{"reversed window", []string{"run", "--from", "today", "--to", "yesterday"}, "end before start"},
 		{"missing configuration", []string{"run", "--from", "yesterday", "--to", "yesterday"}, "RECON_AUTH_URL is not set"},
+		{"report mode", []string{"run", "--from", "yesterday", "--to", "yesterday", "--report-mode", "fetch"}, `RECON_REPORT_MODE "fetch" (flag --report-mode): want create or collect`},
+		{"cleanup in collect mode", []string{"run", "--from", "yesterday", "--to", "yesterday", "--report-mode", "collect", "--cleanup", "true"}, "cleanup deletes the reports a run creates"},
+		{"fault profile", []string{"sandbox", "--faults", "no-such-profile.json"}, "--faults"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,6 +47,32 @@ func TestUsageErrors(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr, exitUsage, tt.want)
 			}
 		})
+	}
+}
+
+func TestCleanupFromEnvironment(t *testing.T) {
+	t.Setenv("RECON_REPORT_CLEANUP", "maybe")
+	code, _, stderr := run(t, "run", "--from", "yesterday", "--to", "yesterday")
+	if code != exitUsage || !strings.Contains(stderr, `RECON_REPORT_CLEANUP "maybe" (env RECON_REPORT_CLEANUP) is not true or false`) {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestDemoWithFaults runs the demo against a sandbox whose reports download
+// from a second host and carry malformed rows: they are quarantined.
+func TestDemoWithFaults(t *testing.T) {
+	dir := t.TempDir()
+	profile := filepath.Join(dir, "faults.json")
+	if err := os.WriteFile(profile, []byte(`{"download_host": true, "malformed_rows": 0.05, "pending_polls": 0}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "demo", "--days", "2", "--faults", profile, "--db", filepath.Join(dir, "recon.duckdb"),
+		"--archive", filepath.Join(dir, "archive"), "--work-dir", filepath.Join(dir, "work"))
+	if code != exitOK {
+		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "faults injected: malformed_row") || strings.Contains(stdout, "quarantined 0 rows") {
+		t.Errorf("demo output:\n%s", stdout)
 	}
 }
 
@@ -88,15 +116,14 @@ func demoTokens(t *testing.T, days, n int) []string {
 	f := sandboxFlags{seed: 1, days: days, perDay: 40}
 	now := time.Now().UTC()
 	f.start = now.AddDate(0, 0, -days).Format(extract.DateLayout)
-	sb, err := f.build(now)
+	srv, err := f.serve(now, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(sb.Handler())
-	defer srv.Close()
+	defer srv.stop()
 	var out []string
 	for range n {
-		resp, err := http.Post(srv.URL+extract.PathToken, "application/json", strings.NewReader(
+		resp, err := http.Post(srv.base+extract.PathToken, "application/json", strings.NewReader(
 			`{"client_id":"recon-sandbox","client_secret":"sandbox-secret","audience":"urn:ripplenet-test:sandbox","grant_type":"client_credentials"}`))
 		if err != nil {
 			t.Fatal(err)

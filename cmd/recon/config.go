@@ -65,6 +65,8 @@ var (
 	runSettings = []*setting{
 		{key: "accounts", flag: "accounts", list: true, help: "account@address list of this node whose statements are pulled"},
 		{key: "report_format", flag: "report-format", def: "CSV", help: "report format to request: CSV or JSON"},
+		{key: "report_mode", flag: "report-mode", def: "create", help: "create reports (at most 90 days each, 9 months back) or collect the provider's scheduled ones (full months and month to date)"},
+		{key: "report_cleanup", flag: "cleanup", def: "false", help: "delete the reports a run created once downloaded (create mode)"},
 		{key: "auth_url", flag: "auth-url", help: "token service base URL"},
 		{key: "client_id", flag: "client-id", help: "OAuth client id"},
 		{key: "client_secret", secret: true, help: "OAuth client secret (variable or file only)"},
@@ -299,6 +301,7 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 		DB: str("db"), ArchiveURL: str("archive_url"), WorkDir: str("work_dir"), Accounts: splitList(str("accounts")),
 		S3:       output.S3Options{ForcePathStyle: boolean("s3_force_path_style"), SSE: str("s3_sse"), KMSKeyID: str("s3_sse_kms_key_id")},
 		RulesDir: str("rules_dir"), Params: params, Format: strings.ToUpper(str("report_format")),
+		ReportMode: oneOf("report_mode", extract.ModeCreate, extract.ModeCollect), Cleanup: boolean("report_cleanup"),
 		Version: version, Logger: a.log, Command: a.command, MetricsFile: str("metrics_file"),
 		Extract: extract.Config{
 			AuthURL: str("auth_url"), ClientID: str("client_id"), ClientSecret: extract.Secret(str("client_secret")),

@@ -19,20 +19,18 @@ func (a *app) demoCmd() *cobra.Command {
 days ending yesterday, and prints the breaks by rule and where the DuckDB file and
 the archived reports are. The archive defaults to ./recon-archive.`,
 		Example: `  recon demo
-  recon demo --db /tmp/demo.duckdb --archive /tmp/demo-archive --days 3`,
+  recon demo --db /tmp/demo.duckdb --archive /tmp/demo-archive --days 3
+  recon demo --faults moderate`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			now := time.Now().UTC()
 			f.start = now.AddDate(0, 0, -f.days).Format(extract.DateLayout)
-			sb, err := f.build(now)
+			srv, err := f.serve(now, "127.0.0.1:0")
 			if err != nil {
 				return err
 			}
-			base, stop, err := serve(sb, "127.0.0.1:0")
-			if err != nil {
-				return err
-			}
-			defer stop()
+			defer srv.stop()
+			sb, base := srv.sb, srv.base
 			pc, err := a.decode(a.resolve(cmd))
 			if err != nil {
 				return usageErr("configuration:\n%v", err)
@@ -57,8 +55,10 @@ the archived reports are. The archive defaults to ./recon-archive.`,
 			fmt.Fprintf(a.stdout, "sandbox on %s (seed %d, %d payments a day, %d injected breaks)\n",
 				base, f.seed, f.perDay, len(sb.Truth().Breaks))
 			ctx, stop := a.withProgress(cmd.Context())
+			started := time.Now()
 			res, err := pipeline.Run(ctx, pc, w)
 			stop()
+			fmt.Fprintf(a.stdout, "sandbox: %s, in %.1fs\n", traffic(sb), time.Since(started).Seconds())
 			if err != nil {
 				return runError(cmd.Context(), err)
 			}

@@ -27,10 +27,15 @@ func TestMain(m *testing.M) {
 }
 
 var (
-	day0 = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	// day0 is a month back: recon refuses report windows older than the
+	// provider keeps (9 months) by the real clock, which these runs use.
+	day0 = time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -30)
 	// now is well past the sandbox's days, so grace periods have run out.
-	now = time.Date(2026, 10, 12, 6, 0, 0, 0, time.UTC)
+	now = day0.Add(11*24*time.Hour + 6*time.Hour)
 )
+
+// dayN is day0 plus n days, as YYYY-MM-DD.
+func dayN(n int) string { return day0.AddDate(0, 0, n).Format(extract.DateLayout) }
 
 // network is a sandbox on a loopback port behind a recording middleware, and
 // the environment that points recon at it, with a database and archive in

@@ -27,7 +27,7 @@ import (
 	"recon/transform"
 )
 
-var runArgs = []string{"run", "--from", "2026-10-01", "--to", "2026-10-03"}
+var runArgs = []string{"run", "--from", dayN(0), "--to", dayN(2)}
 
 func TestExitCodes(t *testing.T) {
 	tests := []struct {
@@ -65,15 +65,17 @@ func TestExitCodes(t *testing.T) {
 // TestDryRun prints the plan of a 200-day range and makes no request.
 func TestDryRun(t *testing.T) {
 	n := newNetwork(t, 1)
-	code, stdout, stderr := run(t, "run", "--from", "2026-01-01", "--to", "2026-07-19", "--dry-run")
+	from, chunk, to := dayN(-170), dayN(-170+89), dayN(-170+199)
+	code, stdout, stderr := run(t, "run", "--from", from, "--to", to, "--dry-run")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	if n.count() != 0 {
 		t.Errorf("dry run made %d requests", n.count())
 	}
-	for _, want := range []string{"2026-01-01..2026-07-19 (200 days)", "PAYMENT_OPS: 3 chunks", "RECON: 3 chunks",
-		"FAILURE_CONVERSION_SSA: 3 chunks", "PAYMENT_OPS 2026-01-01..2026-03-31", "statement acme_usd@", "at least 13 requests"} {
+	for _, want := range []string{from + ".." + to + " (200 days)", "PAYMENT_OPS: 3 chunks", "RECON: 3 chunks",
+		"FAILURE_CONVERSION_SSA: 3 chunks", "PAYMENT_OPS " + from + ".." + chunk, "statement acme_usd@", "liquidations " + from,
+		"payments " + from, "transfers " + from, "fees", "balances", "at least 18 requests"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("plan lacks %q:\n%s", want, stdout)
 		}
@@ -337,7 +339,7 @@ func TestListings(t *testing.T) {
 	}
 	var runs []map[string]*string
 	jsonOut(t, &runs, "runs", "--format", "json")
-	if len(runs) != 1 || *runs[0]["verdict"] != "complete" || *runs[0]["window_from"] != "2026-10-01" || runs[0]["reasons"] != nil {
+	if len(runs) != 1 || *runs[0]["verdict"] != "complete" || *runs[0]["window_from"] != dayN(0) || runs[0]["reasons"] != nil {
 		t.Errorf("runs: %v", runs)
 	}
 
@@ -514,7 +516,7 @@ func TestRunNightly(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	yesterday := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
-	from := time.Date(2026, 10, 4, 0, 0, 0, 0, time.UTC) // the day after the last complete run
+	from := day0.AddDate(0, 0, 3) // the day after the last complete run
 	if floor := yesterday.AddDate(0, 0, -269); from.Before(floor) {
 		from = floor
 	}

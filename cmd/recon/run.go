@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -162,6 +163,9 @@ func printPlan(w io.Writer, cfg pipeline.Config, p *pipeline.Plan) {
 			what += " " + c.Account + " " + c.Window.String()
 		case !c.Window.From.IsZero():
 			what += " " + c.Window.String()
+			if !slices.Contains(extract.ReportTypes, c.What) {
+				break
+			}
 			if chunks[c.What] == 0 {
 				types = append(types, c.What)
 			}

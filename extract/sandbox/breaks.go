@@ -19,9 +19,11 @@ const (
 
 // edits are the changes an injected break makes to the rows of one payment.
 type edits struct {
-	recon   func([]row)  // the payment's RECON rows
-	entry   func(*entry) // its statement entry on our account
-	failure func(row)    // its FAILURE_CONVERSION_SSA row
+	recon       func([]row)        // the payment's RECON rows
+	entry       func(*entry)       // its statement entry on our account
+	failure     func(row)          // its FAILURE_CONVERSION_SSA row
+	liquidation func(*liquidation) // its liquidation (set omit to remove it)
+	api         func(*apiPayment)  // its server API record
 }
 
 // grace is the default grace period of the rules that have one: the truth

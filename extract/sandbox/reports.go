@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -33,6 +35,7 @@ type report struct {
 	id, name, typ, format, status, createdBy string
 	start, end, created                      time.Time // end is inclusive
 	polls                                    int       // GETs answered so far
+	fault                                    string    // FAILED or EMPTY by Faults, else ""
 }
 
 type reportJSON struct {
@@ -55,12 +58,34 @@ func (rp *report) json(link string) reportJSON {
 // until is the exclusive end of the rows a report holds.
 func (rp *report) until() time.Time { return rp.end.Truncate(time.Millisecond).Add(time.Millisecond) }
 
-// resolve sets the status a finished report has: READY, or EMPTY without rows.
+// resolve sets the status a finished report has: its fault, else READY, or
+// EMPTY without rows. The caller holds s.mu.
 func (s *Sandbox) resolve(rp *report) {
-	rp.status = extract.StatusEmpty
-	if s.hasRows(rp.typ, rp.start, rp.until()) {
+	switch {
+	case rp.fault != "":
+		rp.status = rp.fault
+		if !s.counted[rp.id] {
+			s.counted[rp.id] = true
+			s.injected[map[string]string{extract.StatusFailed: faultFailed, extract.StatusEmpty: faultEmpty}[rp.fault]]++
+		}
+	case s.hasRows(rp.typ, rp.start, rp.until()):
 		rp.status = extract.StatusReady
+	default:
+		rp.status = extract.StatusEmpty
 	}
+}
+
+// reportFault draws whether a report ends FAILED or EMPTY (Faults); key
+// names the report's request, n how many came before it.
+func (s *Sandbox) reportFault(key string, n int) string {
+	x := s.rng(tagReportFault, hash(key), uint64(n)).Float64()
+	switch f := s.cfg.Faults; {
+	case x < f.FailedReports:
+		return extract.StatusFailed
+	case x < f.FailedReports+f.EmptyReports:
+		return extract.StatusEmpty
+	}
+	return ""
 }
 
 // scheduled returns the reports the provider generates by itself (created by
@@ -91,7 +116,7 @@ func (s *Sandbox) scheduled() []*report {
 				}
 				rp := &report{id: id, name: fmt.Sprintf("%s %s %s", typ, p.from.Format("2006-01"), p.kind),
 					typ: typ, format: format, createdBy: "SCHEDULER",
-					start: p.from, end: p.to.Add(-time.Millisecond), created: p.to}
+					start: p.from, end: p.to.Add(-time.Millisecond), created: p.to, fault: s.reportFault(id, 0)}
 				s.resolve(rp)
 				out = append(out, rp)
 			}
@@ -155,11 +180,15 @@ func (s *Sandbox) createReport(w http.ResponseWriter, r *http.Request) {
 	case dayTime(unixDay(start)).Before(dayTime(unixDay(now)).AddDate(0, -extract.ReportWindowMonths, 0)):
 		bad(rptTooOld, fmt.Sprintf("startDate is more than %d months back", extract.ReportWindowMonths))
 	default:
+		// The id and the fault are drawn from what is asked and how often
+		// it was asked before, never from the order of concurrent requests.
+		key := req.ReportType + " " + req.ReportFormat + " " + ts(start) + " " + ts(end)
 		s.mu.Lock()
-		s.reportSeq++
-		rp := &report{id: newUUID(s.rng(tagReport, s.reportSeq, 0)), name: req.ReportName,
+		n := s.creations[key]
+		s.creations[key]++
+		rp := &report{id: newUUID(s.rng(tagReport, hash(key), uint64(n))), name: req.ReportName,
 			typ: req.ReportType, format: req.ReportFormat, status: extract.StatusPending,
-			createdBy: "API", start: start, end: end, created: now}
+			createdBy: "API", start: start, end: end, created: now, fault: s.reportFault(key, n)}
 		if s.cfg.PendingPolls == 0 {
 			s.resolve(rp)
 		}
@@ -220,11 +249,7 @@ func (s *Sandbox) getReport(w http.ResponseWriter, r *http.Request) {
 		}
 		link := ""
 		if rp.status == extract.StatusReady {
-			scheme := "http"
-			if r.TLS != nil {
-				scheme = "https"
-			}
-			link = scheme + "://" + r.Host + extract.PathReportDownload + rp.id
+			link = s.downloadLink(r, rp)
 		}
 		body = rp.json(link)
 	}
@@ -257,12 +282,56 @@ func (s *Sandbox) deleteReport(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// downloadReport streams the report; EMPTY answers 204.
+// downloadLink is where a READY report downloads: the reporting host, or
+// with Faults.DownloadHost a signed link on the download host.
+func (s *Sandbox) downloadLink(r *http.Request, rp *report) string {
+	if !s.cfg.Faults.DownloadHost {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		return scheme + "://" + r.Host + extract.PathReportDownload + rp.id
+	}
+	ext := map[string]string{extract.FormatCSV: ".csv", extract.FormatJSON: ".json"}[rp.format]
+	expires := strconv.FormatInt(s.now().Add(time.Hour).Unix(), 10)
+	return s.cfg.FilesURL + "/files/" + rp.id + ext + "?" + url.Values{
+		"expires": {expires}, "signature": {s.sign(rp.id, expires)}}.Encode()
+}
+
+// sign is the signature of a download link (deterministic from the seed).
+func (s *Sandbox) sign(id, expires string) string {
+	return strconv.FormatUint(mix(mix(uint64(s.cfg.Seed), tagSign), hash(id+"|"+expires)), 16)
+}
+
+// downloadReport streams the report from the reporting host.
 func (s *Sandbox) downloadReport(w http.ResponseWriter, r *http.Request) {
-	id := s.reportID(w, r)
-	if id == "" {
+	if id := s.reportID(w, r); id != "" {
+		s.serveReport(w, id)
+	}
+}
+
+// downloadFile serves a signed download link: no token needed, any
+// Authorization header recorded (and ignored).
+func (s *Sandbox) downloadFile(w http.ResponseWriter, r *http.Request) {
+	if a := r.Header.Get("Authorization"); a != "" {
+		s.mu.Lock()
+		s.filesAuth = append(s.filesAuth, a)
+		s.mu.Unlock()
+	}
+	id := strings.TrimSuffix(strings.TrimSuffix(r.PathValue("name"), ".csv"), ".json")
+	q := r.URL.Query()
+	exp, err := strconv.ParseInt(q.Get("expires"), 10, 64)
+	if err != nil || q.Get("signature") != s.sign(id, q.Get("expires")) || !s.now().Before(time.Unix(exp, 0)) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprintln(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Request has expired or the signature does not match</Message></Error>`)
 		return
 	}
+	s.serveReport(w, id)
+}
+
+// serveReport streams a report; EMPTY answers 204.
+func (s *Sandbox) serveReport(w http.ResponseWriter, id string) {
 	s.mu.Lock()
 	rp := s.lookup(id)
 	var cp report
@@ -284,12 +353,16 @@ func (s *Sandbox) downloadReport(w http.ResponseWriter, r *http.Request) {
 	}
 	if !sized { // count once, so large reports stream without being held in memory
 		var c counter
-		if _, err := s.writeReport(&c, cp.typ, cp.format, cp.start, cp.until()); err != nil {
+		_, junk, err := s.writeReport(&c, cp.typ, cp.format, cp.start, cp.until())
+		if err != nil {
 			s.reportError(w, http.StatusInternalServerError, "RPT_8", "Internal Server Error", err.Error())
 			return
 		}
 		size = c.n
 		s.mu.Lock()
+		if _, again := s.sizes[id]; !again && junk > 0 {
+			s.injected[faultMalformed] += junk
+		}
 		s.sizes[id] = size
 		s.mu.Unlock()
 	}
@@ -300,7 +373,7 @@ func (s *Sandbox) downloadReport(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", id+"."+ext))
-	_, _ = s.writeReport(w, cp.typ, cp.format, cp.start, cp.until()) // a write error means the client left
+	_, _, _ = s.writeReport(w, cp.typ, cp.format, cp.start, cp.until()) // a write error means the client left
 }
 
 // counter is a writer that only counts bytes.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,11 +68,12 @@ var layouts = map[string]*layout{
 
 // row is one report row; "" is null.
 type row struct {
-	l *layout
-	v []string
+	l    *layout
+	v    []string
+	text int // 1 + the index of a number column JSON writes as a string (a malformed row), or 0
 }
 
-func (l *layout) row() row { return row{l, make([]string, len(l.cols))} }
+func (l *layout) row() row { return row{l: l, v: make([]string, len(l.cols))} }
 
 // put sets a column; columns the layout lacks are ignored, so shared
 // payment-level fields can be put into every layout.
@@ -277,16 +279,19 @@ func (s *Sandbox) hasRows(typ string, from, to time.Time) bool {
 }
 
 // WriteReport writes the report of a type and format over the window's days,
-// the same bytes the download serves, and returns its number of rows.
+// the same bytes the download serves (malformed rows included), and returns
+// its number of rows without the malformed ones.
 func (s *Sandbox) WriteReport(w io.Writer, reportType, format string, win extract.Window) (rows int, err error) {
-	return s.writeReport(w, reportType, format, win.Start(), win.End())
+	rows, _, err = s.writeReport(w, reportType, format, win.Start(), win.End())
+	return rows, err
 }
 
-// writeReport streams the rows of [from, to): CSV with a header row, or a JSON array of objects.
-func (s *Sandbox) writeReport(w io.Writer, typ, format string, from, to time.Time) (int, error) {
+// writeReport streams the rows of [from, to): CSV with a header row, or a
+// JSON array of objects. It returns the rows and the malformed rows it added.
+func (s *Sandbox) writeReport(w io.Writer, typ, format string, from, to time.Time) (rows, junk int, err error) {
 	l, ok := layouts[typ]
 	if !ok {
-		return 0, fmt.Errorf("unknown report type %q", typ)
+		return 0, 0, fmt.Errorf("unknown report type %q", typ)
 	}
 	var emit func(row) error
 	var end func() error
@@ -298,7 +303,7 @@ func (s *Sandbox) writeReport(w io.Writer, typ, format string, from, to time.Tim
 			head[i] = c.name
 		}
 		if err := cw.Write(head); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		emit = func(r row) error { return cw.Write(r.v) }
 		end = func() error { cw.Flush(); return cw.Error() }
@@ -317,7 +322,7 @@ func (s *Sandbox) writeReport(w io.Writer, typ, format string, from, to time.Tim
 				switch v := r.v[i]; {
 				case v == "":
 					buf = append(buf, "null"...)
-				case c.number:
+				case c.number && r.text != i+1:
 					buf = append(buf, v...)
 				case c.currency:
 					buf = appendString(buf, strings.ToLower(v))
@@ -340,13 +345,55 @@ func (s *Sandbox) writeReport(w io.Writer, typ, format string, from, to time.Tim
 			return bw.Flush()
 		}
 	default:
-		return 0, fmt.Errorf("unknown report format %q", format)
+		return 0, 0, fmt.Errorf("unknown report format %q", format)
 	}
-	n := 0
-	if err := s.eachRow(typ, from, to, func(r row) error { n++; return emit(r) }); err != nil {
-		return n, err
+	err = s.eachRow(typ, from, to, func(r row) error {
+		rows++
+		if err := emit(r); err != nil {
+			return err
+		}
+		if bad, ok := s.malformed(r, format); ok {
+			junk++
+			return emit(bad)
+		}
+		return nil
+	})
+	if err != nil {
+		return rows, junk, err
 	}
-	return n, end()
+	return rows, junk, end()
+}
+
+// malformed returns, for a share Faults.MalformedRows of rows (drawn from
+// the row's content, so a row is malformed in every report that holds it),
+// a copy of r with one defect a loader must quarantine: an amount in a
+// European format, a timestamp in a local format, or (CSV) a row cut short
+// and (JSON) a null payment id. The row itself is always written unchanged.
+func (s *Sandbox) malformed(r row, format string) (row, bool) {
+	if s.cfg.Faults.MalformedRows == 0 {
+		return row{}, false
+	}
+	x := s.rng(tagMalformed, hash(strings.Join(r.v, "\x1f")), 0)
+	if x.Float64() >= s.cfg.Faults.MalformedRows {
+		return row{}, false
+	}
+	bad := row{l: r.l, v: slices.Clone(r.v)}
+	switch x.IntN(3) {
+	case 0:
+		bad.put("sent_amount", "1.234,56")
+		bad.text = r.l.idx["sent_amount"] + 1
+	case 1:
+		for _, c := range []string{"quote_ts", "execution_timestamp"} {
+			bad.put(c, "31/12/2026 25:61")
+		}
+	default:
+		if format == extract.FormatCSV {
+			bad.v = bad.v[:len(bad.v)-3]
+		} else {
+			bad.put("network_payment_id", "")
+		}
+	}
+	return bad, true
 }
 
 func appendString(b []byte, s string) []byte {

@@ -1,5 +1,6 @@
 // Package sandbox simulates the payment network's token service, reporting
-// service and server API on one loopback HTTP handler. Its data is generated
+// service, liquidation service and server API on one loopback HTTP handler
+// (and report downloads on a second one, when asked). Its data is generated
 // deterministically from a seed, carries injected breaks, and comes with the
 // ground truth of those breaks, so end-to-end tests can assert that every
 // injected break is found and nothing else. docs/sandbox.md describes it.
@@ -13,6 +14,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +31,8 @@ type Config struct {
 	PendingPolls   int              // GETs of a report that still answer PENDING (default 2; negative: ready at once)
 	TokenTTL       time.Duration    // default 1h
 	BreaksPerDay   int              // injected breaks of each rule kind per day (default 2; negative: none)
+	Faults         Faults           // fault knobs (faults.go); zero: none
+	FilesURL       string           // base URL where FilesHandler is served; download links point there when Faults.DownloadHost
 
 	ClientID, ClientSecret, Audience string // defaults "recon-sandbox", "sandbox-secret", "urn:ripplenet-test:sandbox"
 }
@@ -43,17 +47,26 @@ type Sandbox struct {
 	anchor time.Time             // Now at New: the as-of time of the truth
 	truth  Truth
 	mux    *http.ServeMux
+	files  *http.ServeMux // the download host
 
 	mu        sync.Mutex
 	requests  map[string]int
-	tokens    map[string]time.Time // token -> expiry
+	tokens    map[string]*issued // by token
 	tokenSeq  uint64
-	reports   map[string]*report // created through the API
-	reportSeq uint64
-	deleted   map[string]bool            // deleted scheduled reports
-	sizes     map[string]int64           // download sizes by report id
-	nets      map[string]decimal.Decimal // net change of an account on a day
-	stmts     map[string]*statement      // small cache of computed statements
+	expiredOn map[string]uint64            // request key -> the token refused there as expired (Faults.TokenUses)
+	reports   map[string]*report           // created through the API
+	creations map[string]int               // reports created per type, format and window
+	deleted   map[string]bool              // deleted scheduled reports
+	sizes     map[string]int64             // download sizes by report id
+	streaks   map[string]*streak           // fault draws per distinct request
+	injected  map[string]int               // faults injected, by kind
+	faultsOn  map[string]int               // 429 and 5xx answers, by pattern
+	counted   map[string]bool              // report faults already counted, by report id
+	filesAuth []string                     // Authorization headers the download host received
+	nets      map[string]decimal.Decimal   // net change of an account on a day
+	stmts     map[string]*statement        // small cache of computed statements
+	lists     map[string][]json.RawMessage // small cache of computed list items
+	byPayment map[string]uint64            // payment id -> dayKey, built on first use
 }
 
 // New validates cfg, fills its defaults and generates the breaks.
@@ -71,6 +84,10 @@ func New(cfg Config) (*Sandbox, error) {
 	if cfg.TokenTTL < 0 {
 		errs = append(errs, errors.New("sandbox: token TTL must not be negative"))
 	}
+	if cfg.Start.Before(time.Unix(0, 0)) {
+		errs = append(errs, errors.New("sandbox: start day must not be before 1970"))
+	}
+	errs = append(errs, cfg.Faults.validate(cfg.FilesURL))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -81,15 +98,20 @@ func New(cfg Config) (*Sandbox, error) {
 	orDefault(&cfg.ClientID, "recon-sandbox")
 	orDefault(&cfg.ClientSecret, "sandbox-secret")
 	orDefault(&cfg.Audience, "urn:ripplenet-test:sandbox")
+	orDefault(&cfg.Faults.RetryAfter, 1)
+	orDefault(&cfg.Faults.MaxConsecutive, 2)
+	cfg.FilesURL = strings.TrimRight(cfg.FilesURL, "/")
 	cfg.PendingPolls, cfg.BreaksPerDay = max(cfg.PendingPolls, 0), max(cfg.BreaksPerDay, 0)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	s := &Sandbox{
 		cfg: cfg, start: unixDay(cfg.Start), days: int64(cfg.Days), n: cfg.PaymentsPerDay,
-		requests: map[string]int{}, tokens: map[string]time.Time{}, reports: map[string]*report{},
-		deleted: map[string]bool{}, sizes: map[string]int64{}, nets: map[string]decimal.Decimal{},
-		stmts: map[string]*statement{},
+		requests: map[string]int{}, tokens: map[string]*issued{}, expiredOn: map[string]uint64{},
+		reports: map[string]*report{}, creations: map[string]int{}, deleted: map[string]bool{},
+		sizes: map[string]int64{}, streaks: map[string]*streak{}, injected: map[string]int{}, faultsOn: map[string]int{},
+		counted: map[string]bool{}, nets: map[string]decimal.Decimal{}, stmts: map[string]*statement{},
+		lists: map[string][]json.RawMessage{},
 	}
 	s.anchor = s.now()
 	s.injectBreaks()
@@ -105,9 +127,39 @@ func orDefault[T comparable](v *T, def T) {
 }
 
 // Handler serves every service on one listener: the token service at
-// /v2/oauth/token, the reporting service at /v1/reports and the server API
-// under /v4 (RECON_AUTH_URL = RECON_REPORTING_URL = base, RECON_SERVER_URL = base+"/v4").
+// /v2/oauth/token, the reporting service at /v1/reports, the liquidation
+// service at /liquidations and the server API under /v4 (RECON_AUTH_URL =
+// RECON_REPORTING_URL = RECON_LIQUIDATION_URL = base, RECON_SERVER_URL = base+"/v4").
 func (s *Sandbox) Handler() http.Handler { return s.mux }
+
+// FilesHandler serves report downloads behind signed links, as a storage
+// host apart from the services would: serve it at Config.FilesURL. It
+// needs no token and records any Authorization header it receives.
+func (s *Sandbox) FilesHandler() http.Handler { return s.files }
+
+// FilesAuthorization returns the Authorization headers the download host
+// received; a client that keeps its token to the services sends none.
+func (s *Sandbox) FilesAuthorization() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.filesAuth)
+}
+
+// InjectedOn counts the 429 and 5xx answers of one pattern (as in Requests).
+func (s *Sandbox) InjectedOn(pattern string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.faultsOn[pattern]
+}
+
+// Injected counts the faults injected so far, by kind: rate_limit,
+// server_error, truncated_download, token_expired, failed_report,
+// empty_report and malformed_row (rows in the reports sized for download).
+func (s *Sandbox) Injected() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.injected)
+}
 
 // Accounts lists this node's accounts as account@address, the value of RECON_ACCOUNTS.
 func (s *Sandbox) Accounts() []string {
@@ -118,7 +170,8 @@ func (s *Sandbox) Accounts() []string {
 	return out
 }
 
-// Requests counts the requests served per "METHOD /path-pattern".
+// Requests counts the requests served per "METHOD /path-pattern" (the
+// download host's pattern is "GET /files/{name}").
 func (s *Sandbox) Requests() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -155,30 +208,50 @@ const (
 	tagToken
 	tagReport
 	tagScheduled
+	tagFault
+	tagReportFault
+	tagMalformed
+	tagLiquidation
+	tagAPIPayment
+	tagFee
+	tagSign
 )
 
 func (s *Sandbox) routes() {
 	s.mux = http.NewServeMux()
-	s.handle("POST /v2/oauth/token", s.issueToken)
-	s.handle("POST /v1/reports", s.authed(s.reportDenied, s.createReport))
-	s.handle("GET /v1/reports", s.authed(s.reportDenied, s.listReports))
-	s.handle("GET /v1/reports/{id}", s.authed(s.reportDenied, s.getReport))
-	s.handle("DELETE /v1/reports/{id}", s.authed(s.reportDenied, s.deleteReport))
-	s.handle("GET /v1/reports/download/{id}", s.authed(s.reportDenied, s.downloadReport))
-	s.handle("GET /v4/statement/{account}", s.authed(serverDenied, s.getStatement))
+	s.handle(s.mux, "POST /v2/oauth/token", s.issueToken)
+	s.handle(s.mux, "POST /v1/reports", s.authed(s.reportDenied, s.createReport))
+	s.handle(s.mux, "GET /v1/reports", s.authed(s.reportDenied, s.listReports))
+	s.handle(s.mux, "GET /v1/reports/{id}", s.authed(s.reportDenied, s.getReport))
+	s.handle(s.mux, "DELETE /v1/reports/{id}", s.authed(s.reportDenied, s.deleteReport))
+	s.handle(s.mux, "GET /v1/reports/download/{id}", s.authed(s.reportDenied, s.downloadReport))
+	s.handle(s.mux, "GET /liquidations", s.authed(s.liquidationDenied, s.listLiquidations))
+	s.handle(s.mux, "GET /liquidations/{id}", s.authed(s.liquidationDenied, s.getLiquidation))
+	s.handle(s.mux, "GET /liquidations/network-payment-id/{id}", s.authed(s.liquidationDenied, s.paymentLiquidations))
+	s.handle(s.mux, "GET /v4/statement/{account}", s.authed(serverDenied, s.getStatement))
+	s.handle(s.mux, "GET /v4/payments", s.authed(serverDenied, s.listPayments))
+	s.handle(s.mux, "GET /v4/transfers", s.authed(serverDenied, s.listTransfers))
+	s.handle(s.mux, "GET /v4/monitor/balances", s.authed(serverDenied, s.getBalances))
+	s.handle(s.mux, "GET /v4/config/fees", s.authed(serverDenied, s.listFees))
 	// The server API answers 403 when no handler is found (spec: pagination errors).
-	s.handle("/v4/", func(w http.ResponseWriter, r *http.Request) {
+	s.handle(s.mux, "/v4/", func(w http.ResponseWriter, r *http.Request) {
 		serverError(w, http.StatusForbidden, "A0110", "Forbidden", "no handler found for "+r.Method+" "+r.URL.Path)
 	})
+	s.files = http.NewServeMux()
+	s.handle(s.files, "GET /files/{name}", s.downloadFile)
 }
 
-// handle registers h for pattern and counts its requests.
-func (s *Sandbox) handle(pattern string, h http.HandlerFunc) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+// handle registers h for pattern on mux behind the fault knobs, counts its
+// requests, and dates its answers by the sandbox's clock.
+func (s *Sandbox) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
+	download := mux == s.files || strings.Contains(pattern, "/download/")
+	faulty := s.inject(pattern, download, h)
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.requests[pattern]++
 		s.mu.Unlock()
-		h(w, r)
+		w.Header().Set("Date", s.now().Format(http.TimeFormat))
+		faulty(w, r)
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // scope is what every sandbox token grants.
@@ -52,8 +53,8 @@ func (s *Sandbox) issueToken(w http.ResponseWriter, r *http.Request) {
 	default:
 		now := s.now()
 		s.mu.Lock()
-		for t, exp := range s.tokens {
-			if !now.Before(exp) {
+		for t, is := range s.tokens {
+			if !now.Before(is.expires) {
 				delete(s.tokens, t)
 			}
 		}
@@ -64,7 +65,7 @@ func (s *Sandbox) issueToken(w http.ResponseWriter, r *http.Request) {
 			raw[i] = byte(rng.Uint32())
 		}
 		tok := base64.RawURLEncoding.EncodeToString(raw)
-		s.tokens[tok] = now.Add(s.cfg.TokenTTL)
+		s.tokens[tok] = &issued{expires: now.Add(s.cfg.TokenTTL), seq: s.tokenSeq}
 		s.mu.Unlock()
 		w.Header().Set("Cache-Control", "no-store")
 		writeJSON(w, http.StatusOK, map[string]any{
@@ -76,21 +77,44 @@ func (s *Sandbox) issueToken(w http.ResponseWriter, r *http.Request) {
 
 func same(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
+// issued is what the sandbox keeps of a token it issued.
+type issued struct {
+	expires time.Time
+	seq     uint64 // tokens are numbered in issue order
+	uses    int
+}
+
 // authed lets a request through only with a known, unexpired bearer token;
-// deny writes the service's 401 body.
+// deny writes the service's 401 body. With Faults.TokenUses a token expires
+// after that many requests, whatever its expires_in said: expiry mid-run.
+// A request refused so, and sent again with a newer token, is served: a
+// fresh token lasts long in reality, so a client that renews it after a 401
+// never meets a second one however busy the other requests keep it.
 func (s *Sandbox) authed(deny func(http.ResponseWriter, string), h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		key := requestKey(r)
 		now := s.now()
 		s.mu.Lock()
-		exp, ok := s.tokens[tok]
+		is, known := s.tokens[tok]
+		valid := known && strings.EqualFold(scheme, "Bearer") && now.Before(is.expires)
+		if valid && s.cfg.Faults.TokenUses > 0 {
+			is.uses++
+			if refused, again := s.expiredOn[key]; again && is.seq > refused {
+				delete(s.expiredOn, key)
+			} else if is.uses > s.cfg.Faults.TokenUses { // every later use is refused too
+				valid = false
+				s.expiredOn[key] = is.seq
+				s.injected[faultTokenExpiry]++
+			}
+		}
 		s.mu.Unlock()
-		if ok && strings.EqualFold(scheme, "Bearer") && now.Before(exp) {
+		if valid {
 			h(w, r)
 			return
 		}
 		detail := "a valid bearer token is required"
-		if ok {
+		if known {
 			detail = "the bearer token has expired"
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)

@@ -1,0 +1,532 @@
+package sandbox
+
+import (
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"recon/extract"
+)
+
+// sortJSON is one item of a page envelope's sort array.
+type sortJSON struct {
+	Direction    string `json:"direction"`
+	Property     string `json:"property"`
+	IgnoreCase   bool   `json:"ignoreCase"`
+	NullHandling string `json:"nullHandling"`
+	Ascending    bool   `json:"ascending"`
+	Descending   bool   `json:"descending"`
+}
+
+func ascending(property string) sortJSON {
+	return sortJSON{Direction: "ASC", Property: property, NullHandling: "NATIVE", Ascending: true}
+}
+
+func descending(property string) sortJSON {
+	return sortJSON{Direction: "DESC", Property: property, NullHandling: "NATIVE", Descending: true}
+}
+
+// pageParams reads page (zero-based, default 0) and size (1..maxSize,
+// default def); bad is the problem, or "".
+func pageParams(q url.Values, def, maxSize int) (page, size int, bad string) {
+	page, err1 := intParam(q.Get("page"), 0)
+	size, err2 := intParam(q.Get("size"), def)
+	switch {
+	case err1 != nil || page < 0 || page > 1<<20:
+		return 0, 0, "page must be a non-negative integer"
+	case err2 != nil || size < 1 || size > maxSize:
+		return 0, 0, fmt.Sprintf("size must be 1..%d", maxSize)
+	}
+	return page, size, ""
+}
+
+// writePage writes one page of items in the spec's page envelope, the
+// items under field (content, or results for liquidations); a page past
+// the end is empty and last.
+func writePage(w http.ResponseWriter, field string, items []json.RawMessage, page, size int, sort []sortJSON) {
+	total := len(items)
+	pages := (total + size - 1) / size
+	lo := min(page*size, total)
+	hi := min(lo+size, total)
+	writeJSON(w, http.StatusOK, map[string]any{
+		field: append([]json.RawMessage{}, items[lo:hi]...), "first": page == 0, "last": page >= pages-1,
+		"number": page, "numberOfElements": hi - lo, "size": size, "totalElements": total,
+		"totalPages": pages, "sort": sort,
+	})
+}
+
+// cached returns the list items of key, computing them with fill once
+// while a small cache holds them (paging asks for the same list again).
+func (s *Sandbox) cached(key string, fill func() []json.RawMessage) []json.RawMessage {
+	s.mu.Lock()
+	items, ok := s.lists[key]
+	s.mu.Unlock()
+	if ok {
+		return items
+	}
+	items = fill()
+	s.mu.Lock()
+	if len(s.lists) >= 16 {
+		clear(s.lists)
+	}
+	s.lists[key] = items
+	s.mu.Unlock()
+	return items
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // plain data always marshals
+	}
+	return b
+}
+
+// apiPayment is a payment as the server API's GET /payments shows it to
+// this node. It agrees with the reports: the same id, end-to-end id,
+// state, executed_at, addresses, amounts and currencies. A payment no
+// report knows (an injected break) is not served.
+type apiPayment struct {
+	PaymentID               string          `json:"payment_id"`
+	ContractHash            string          `json:"contract_hash"`
+	PaymentState            string          `json:"payment_state"`
+	ModifiedAt              string          `json:"modified_at"`
+	Contract                apiContract     `json:"contract"`
+	NetworkInfo             []apiNodeInfo   `json:"network_info"`
+	ExecutionCondition      string          `json:"execution_condition"`
+	CryptoTransactionID     string          `json:"crypto_transaction_id"`
+	Validator               string          `json:"validator"`
+	PaymentType             string          `json:"payment_type"`
+	ReturnsPaymentWithID    text            `json:"returns_payment_with_id"`
+	ReturnedByPaymentWithID text            `json:"returned_by_payment_with_id"`
+	ExecutionResults        []apiResult     `json:"execution_results"`
+	AcceptedAt              text            `json:"accepted_at"`
+	LockedAt                text            `json:"locked_at"`
+	ExecutedAt              text            `json:"executed_at"`
+	CompletedAt             text            `json:"completed_at"`
+	ReturnedAt              text            `json:"returned_at"`
+	InternalInfo            apiInternalInfo `json:"internal_info"`
+	UserInfo                []apiUserInfo   `json:"user_info"`
+
+	created, executed, modified time.Time // for range_field selection
+}
+
+type apiContract struct {
+	SenderEndToEndID string   `json:"sender_end_to_end_id"`
+	CreatedAt        string   `json:"created_at"`
+	ExpiresAt        string   `json:"expires_at"`
+	Quote            apiQuote `json:"quote"`
+	FeeInfo          struct {
+		Nodes     map[string][]any `json:"nodes"`
+		TotalFees []apiTotalFee    `json:"total_fees"`
+	} `json:"fee_info"`
+}
+
+type apiTotalFee struct {
+	TotalFee    num    `json:"total_fee"`
+	FeeCurrency string `json:"fee_currency"`
+}
+
+type apiQuote struct {
+	QuoteID            string       `json:"quote_id"`
+	CreatedAt          string       `json:"created_at"`
+	ExpiresAt          string       `json:"expires_at"`
+	Type               string       `json:"type"`
+	PriceGuarantee     string       `json:"price_guarantee"`
+	SenderAddress      string       `json:"sender_address"`
+	ReceiverAddress    string       `json:"receiver_address"`
+	Amount             string       `json:"amount"`
+	CurrencyCode       string       `json:"currency_code"`
+	CurrencyCodeFilter text         `json:"currency_code_filter"`
+	ServiceType        text         `json:"service_type"`
+	QuoteElements      []apiElement `json:"quote_elements"`
+	LiquidityWarning   text         `json:"liquidity_warning"`
+	PaymentMethod      text         `json:"payment_method"`
+}
+
+// apiElement is a quote element; execution results repeat its amounts.
+type apiElement struct {
+	QuoteElementID        string `json:"quote_element_id"`
+	QuoteElementType      string `json:"quote_element_type"`
+	QuoteElementOrder     string `json:"quote_element_order"`
+	SenderAddress         string `json:"sender_address"`
+	ReceiverAddress       string `json:"receiver_address"`
+	SendingAmount         num    `json:"sending_amount"`
+	ReceivingAmount       num    `json:"receiving_amount"`
+	SendingFee            num    `json:"sending_fee"`
+	ReceivingFee          num    `json:"receiving_fee"`
+	SendingCurrencyCode   text   `json:"sending_currency_code"`
+	ReceivingCurrencyCode text   `json:"receiving_currency_code"`
+	TransferCurrencyCode  text   `json:"transfer_currency_code"`
+}
+
+type apiResult struct {
+	ExecutionResultID    string `json:"execution_result_id"`
+	ExecutionTimestamp   string `json:"execution_timestamp"`
+	ExecutionResultType  string `json:"execution_result_type"`
+	ExecutionResultOrder int    `json:"execution_result_order"`
+	SenderAddress        string `json:"sender_address"`
+	ReceiverAddress      string `json:"receiver_address"`
+	SendingAmount        num    `json:"sending_amount"`
+	ReceivingAmount      num    `json:"receiving_amount"`
+	SendingFee           num    `json:"sending_fee"`
+	ReceivingFee         num    `json:"receiving_fee"`
+	TransactionHash      text   `json:"transaction_hash"`
+}
+
+type apiNodeInfo struct {
+	NodeAddress        string `json:"node_address"`
+	SettlementDeclined []any  `json:"settlement_declined"`
+}
+
+type apiInternalInfo struct {
+	ConnectorRole string     `json:"connector_role"`
+	Labels        []apiLabel `json:"labels"`
+	InternalID    text       `json:"internal_id"`
+}
+
+type apiLabel struct {
+	Label string `json:"label"`
+}
+
+type apiUserInfo struct {
+	NodeAddress string `json:"node_address"`
+	Accepted    []any  `json:"accepted"`
+	Locked      []any  `json:"locked"`
+	Executed    []any  `json:"executed"`
+	Completed   []any  `json:"completed"`
+}
+
+// Label of a payment whose payout was amended and then delivered.
+const labelAmend = "AMEND"
+
+// apiPayment returns the server API record of a payment: accepted 1s and
+// locked 2s after its creation, executed when the reports say, COMPLETED
+// 1 to 30 minutes later; 4 % of completed outgoing payments carry the AMEND label.
+func (s *Sandbox) apiPayment(p *payment) *apiPayment {
+	r := s.rng(tagAPIPayment, uint64(p.day), uint64(p.idx))
+	a := &apiPayment{
+		PaymentID: p.id, ContractHash: fmt.Sprintf("%016x%016x%016x%016x", r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()),
+		PaymentState: p.state, PaymentType: "REGULAR", Validator: nodeAddress,
+		CryptoTransactionID: newUUID(r), ExecutionCondition: base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%016x%016x", r.Uint64(), r.Uint64())),
+		AcceptedAt: text(ts(p.created.Add(time.Second))), LockedAt: text(ts(p.created.Add(2 * time.Second))),
+		ExecutedAt: text(ts(p.executed)), created: p.created, executed: p.executed,
+		NetworkInfo: []apiNodeInfo{{p.sender.node, []any{}}, {p.receiver.node, []any{}}},
+		UserInfo:    []apiUserInfo{{NodeAddress: nodeAddress, Accepted: []any{}, Locked: []any{}, Executed: []any{}, Completed: []any{}}},
+	}
+	a.modified = p.executed
+	switch p.state {
+	case stateCompleted:
+		a.modified = p.executed.Add(time.Duration(60+r.Int64N(1740)) * time.Second)
+		a.CompletedAt = text(ts(a.modified))
+	case stateFailed:
+		a.modified = p.failed
+	}
+	a.ModifiedAt = ts(a.modified)
+	a.InternalInfo = apiInternalInfo{ConnectorRole: "RECEIVING", Labels: []apiLabel{}, InternalID: text(p.internalID())}
+	if p.out {
+		a.InternalInfo.ConnectorRole = "SENDING"
+		if p.state == stateCompleted && r.IntN(100) < 4 {
+			a.InternalInfo.Labels = append(a.InternalInfo.Labels, apiLabel{labelAmend})
+		}
+	}
+	c := &a.Contract
+	c.SenderEndToEndID, c.CreatedAt, c.ExpiresAt = p.e2e, ts(p.created), ts(p.created.Add(300*time.Second))
+	c.FeeInfo.Nodes, c.FeeInfo.TotalFees = map[string][]any{}, []apiTotalFee{}
+	q := &c.Quote
+	q.QuoteID, q.CreatedAt, q.ExpiresAt = newUUID(r), ts(p.quote), ts(p.quote.Add(300*time.Second))
+	q.Type, q.PriceGuarantee = "SENDER_AMOUNT", "FIRM"
+	q.SenderAddress, q.ReceiverAddress = p.sender.addr(), p.receiver.addr()
+	q.Amount, q.CurrencyCode, q.CurrencyCodeFilter = fiat(p.sent), p.sender.currency, text(p.receiver.currency)
+	q.PaymentMethod = text(p.method)
+
+	// The liquidity path, as the RECON transactions show it.
+	elem := func(typ, from, to string, send, recv decimal.Decimal, sendCur, recvCur string, amounts func(decimal.Decimal) string) {
+		e := apiElement{QuoteElementID: newUUID(r), QuoteElementType: typ, QuoteElementOrder: strconv.Itoa(len(q.QuoteElements) + 1),
+			SenderAddress: from, ReceiverAddress: to, SendingAmount: num(amounts(send)), ReceivingAmount: num(amounts(recv)),
+			SendingFee: "0", ReceivingFee: "0"}
+		if typ == "TRANSFER" || typ == "CRYPTO_TRANSFER" {
+			e.TransferCurrencyCode = text(sendCur)
+		} else {
+			e.SendingCurrencyCode, e.ReceivingCurrencyCode = text(sendCur), text(recvCur)
+		}
+		q.QuoteElements = append(q.QuoteElements, e)
+	}
+	src, dst := currencies[p.sender.currency].exchange, currencies[p.receiver.currency].exchange
+	if !p.odl {
+		elem("TRANSFER", p.sender.addr(), p.receiver.addr(), p.sent, p.received, p.sender.currency, "", fiat)
+	} else {
+		srcAcct, dstAcct := "odl_"+strings.ToLower(p.sender.currency)+"@"+src, "odl_"+strings.ToLower(p.receiver.currency)+"@"+dst
+		elem("TRANSFER", p.sender.addr(), srcAcct, p.sent, p.sent, p.sender.currency, "", fiat)
+		elem("EXCHANGE_TRADE", srcAcct, "odl_xrp@"+src, p.srcAdj, p.xrp, p.sender.currency, "XRP", func(d decimal.Decimal) string { return d.String() })
+		elem("CRYPTO_TRANSFER", "odl_xrp@"+src, "odl_xrp@"+dst, p.withdrawal, p.deposit, "XRP", "", xrp)
+		if p.state != stateFailed {
+			elem("EXCHANGE_TRADE", "odl_xrp@"+dst, dstAcct, p.deposit, p.received, "XRP", p.receiver.currency, func(d decimal.Decimal) string { return d.String() })
+			elem("TRANSFER", dstAcct, p.receiver.addr(), p.received, p.received, p.receiver.currency, "", fiat)
+		}
+	}
+	a.ExecutionResults = []apiResult{}
+	if !p.executed.IsZero() {
+		for i, e := range q.QuoteElements {
+			res := apiResult{ExecutionResultID: newUUID(r), ExecutionTimestamp: ts(p.executed), ExecutionResultType: e.QuoteElementType,
+				ExecutionResultOrder: i + 1, SenderAddress: e.SenderAddress, ReceiverAddress: e.ReceiverAddress,
+				SendingAmount: e.SendingAmount, ReceivingAmount: e.ReceivingAmount, SendingFee: "0", ReceivingFee: "0"}
+			if e.QuoteElementType == "CRYPTO_TRANSFER" {
+				res.TransactionHash = text(p.hash)
+			}
+			a.ExecutionResults = append(a.ExecutionResults, res)
+		}
+	}
+	if p.edit != nil && p.edit.api != nil {
+		p.edit.api(a)
+	}
+	return a
+}
+
+// Range fields of GET /payments and how long after the quote each can be.
+var rangeFields = map[string]struct {
+	at  func(*apiPayment) time.Time
+	lag time.Duration
+}{
+	"CREATED_AT":  {func(a *apiPayment) time.Time { return a.created }, time.Minute},
+	"EXECUTED_AT": {func(a *apiPayment) time.Time { return a.executed }, maxLag},
+	"MODIFIED_AT": {func(a *apiPayment) time.Time { return a.modified }, maxLag + 30*time.Minute},
+}
+
+// listPayments serves GET /v4/payments: range_field with after and/or
+// before (exclusive, 24-character form; either requires range_field and
+// range_field requires one), with_labels (every label given), page
+// zero-based and size 1..100 (default 10); items in ascending range field
+// (created_at without one), then payment_id.
+func (s *Sandbox) listPayments(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	page, size, bad := pageParams(q, 10, extract.MaxServerPage)
+	field := q.Get("range_field")
+	after, before := dayTime(s.start), dayTime(s.start+s.days+1)
+	rf, known := rangeFields[field]
+	switch {
+	case bad != "":
+	case field != "" && !known:
+		bad = "range_field must be CREATED_AT, EXECUTED_AT or MODIFIED_AT"
+	case (field == "") != (q.Get("after") == "" && q.Get("before") == ""):
+		bad = "before or after requires range_field, and range_field requires before or after"
+	}
+	for _, p := range []struct {
+		name string
+		t    *time.Time
+		off  time.Duration
+	}{{"after", &after, time.Millisecond}, {"before", &before, 0}} {
+		if v := q.Get(p.name); v != "" && bad == "" {
+			t, err := time.Parse(extract.TimeFormat, v)
+			if err != nil || len(v) != len(extract.TimeFormat) {
+				bad = p.name + " must be YYYY-MM-DDTHH:mm:ss.sssZ"
+			}
+			*p.t = t.Add(p.off) // the inclusive start of what after excludes
+		}
+	}
+	if bad != "" {
+		serverError(w, http.StatusBadRequest, "E0120", "invalid_request", bad)
+		return
+	}
+	if field == "" {
+		field, rf = "CREATED_AT", rangeFields["CREATED_AT"]
+	}
+	labels := q["with_labels"]
+	key := "payments " + field + " " + ts(after) + " " + ts(before) + " " + strings.Join(labels, ",")
+	items := s.cached(key, func() []json.RawMessage {
+		var ps []*apiPayment
+		_ = s.each(after.Add(-rf.lag), before, func(p *payment) error { // fn never fails
+			if unknown(p) {
+				return nil
+			}
+			a := s.apiPayment(p)
+			if !within(rf.at(a), after, before) {
+				return nil
+			}
+			for _, l := range labels {
+				if !slices.Contains(a.InternalInfo.Labels, apiLabel{l}) {
+					return nil
+				}
+			}
+			ps = append(ps, a)
+			return nil
+		})
+		slices.SortFunc(ps, func(x, y *apiPayment) int {
+			return cmp.Or(rf.at(x).Compare(rf.at(y)), cmp.Compare(x.PaymentID, y.PaymentID))
+		})
+		out := make([]json.RawMessage, len(ps))
+		for i, a := range ps {
+			out[i] = mustJSON(a)
+		}
+		return out
+	})
+	writePage(w, "content", items, page, size, []sortJSON{ascending(strings.ToLower(field))})
+}
+
+// transferJSON is an item of GET /transfers.
+type transferJSON struct {
+	TransferID      string `json:"transfer_id"`
+	State           string `json:"state"`
+	OwnerAddress    string `json:"owner_address"`
+	SenderAddress   string `json:"sender_address"`
+	ReceiverAddress string `json:"receiver_address"`
+	Amount          string `json:"amount"`
+	InternalID      text   `json:"internal_id"`
+	EndToEndID      text   `json:"end_to_end_id"`
+	SendingFee      num    `json:"sending_fee"`
+	CreatedAt       string `json:"created_at"`
+	UserInfo        []any  `json:"user_info"`
+	Labels          []any  `json:"labels"`
+}
+
+// listTransfers serves GET /v4/transfers: the funding transfers between the
+// treasury and this node's accounts, exactly the statements' TRANSFER
+// entries, up to the sandbox's now; sort_field CREATED_AT (the only one),
+// sort_direction DESC (default) or ASC, then transfer_id; page zero-based,
+// size 1..100 (default 5).
+func (s *Sandbox) listTransfers(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	page, size, bad := pageParams(q, 5, extract.MaxServerPage)
+	dir := cmp.Or(q.Get("sort_direction"), "DESC")
+	switch {
+	case bad != "":
+	case q.Get("sort_field") != "" && q.Get("sort_field") != "CREATED_AT":
+		bad = "sort_field must be CREATED_AT"
+	case dir != "ASC" && dir != "DESC":
+		bad = "sort_direction must be ASC or DESC"
+	}
+	if bad != "" {
+		serverError(w, http.StatusBadRequest, "E0120", "invalid_request", bad)
+		return
+	}
+	now := s.now()
+	var all []transferJSON
+	var at []time.Time
+	for d := s.start; d < s.start+s.days; d++ {
+		for _, a := range ours {
+			for _, e := range s.transfers(a, d) {
+				if !e.at.Before(now) {
+					continue
+				}
+				all = append(all, transferJSON{TransferID: e.id, State: e.state, OwnerAddress: a.addr(),
+					SenderAddress: e.sender, ReceiverAddress: e.receiver, Amount: fiat(e.change.Abs()),
+					InternalID: text(e.internal), CreatedAt: ts(e.at), UserInfo: []any{}, Labels: []any{}})
+				at = append(at, e.at)
+			}
+		}
+	}
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		c := cmp.Or(at[i].Compare(at[j]), cmp.Compare(all[i].TransferID, all[j].TransferID))
+		if dir == "DESC" {
+			return -c
+		}
+		return c
+	})
+	items := make([]json.RawMessage, len(order))
+	for k, i := range order {
+		items[k] = mustJSON(all[i])
+	}
+	sort := ascending("created_at")
+	if dir == "DESC" {
+		sort = descending("created_at")
+	}
+	writePage(w, "content", items, page, size, []sortJSON{sort})
+}
+
+// getBalances serves GET /v4/monitor/balances: each account's balance at
+// the sandbox's now, which is the closing balance of a statement ending then.
+func (s *Sandbox) getBalances(w http.ResponseWriter, _ *http.Request) {
+	type accountBalance struct {
+		AccountName           string `json:"account_name"`
+		Balance               num    `json:"balance"`
+		Currency              string `json:"currency"`
+		Owner                 string `json:"owner"`
+		MinimumAllowedBalance num    `json:"minimum_allowed_balance"`
+	}
+	type currencyBalance struct {
+		Currency         string           `json:"currency"`
+		AggregateBalance num              `json:"aggregate_balance"`
+		AccountBalances  []accountBalance `json:"account_balances"`
+	}
+	now := s.now()
+	var cbs []currencyBalance
+	for _, a := range ours {
+		b := s.balanceAt(a, now)
+		cbs = append(cbs, currencyBalance{Currency: a.currency, AggregateBalance: num(fiat(b)),
+			AccountBalances: []accountBalance{{AccountName: a.addr(), Balance: num(fiat(b)), Currency: a.currency,
+				Owner: nodeAddress, MinimumAllowedBalance: "0"}}})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"local_balance":   map[string]any{"institution": customer, "node_address": nodeAddress, "currency_balances": cbs},
+		"remote_balances": []any{},
+		"errors":          []any{},
+	})
+}
+
+// feeJSON is a Fee of the server API.
+type feeJSON struct {
+	FeeID          string `json:"feeId"`
+	Value          num    `json:"value"`
+	CurrencyCode   string `json:"currency_code"`
+	RoleType       string `json:"role_type"`
+	PaymentType    string `json:"payment_type"`
+	NodeType       string `json:"node_type"`
+	FeeType        string `json:"fee_type"`
+	PartnerName    text   `json:"partner_name"`
+	AccountName    text   `json:"account_name"`
+	UpperLimit     num    `json:"upper_limit"`
+	LowerLimit     num    `json:"lower_limit"`
+	PayoutMethod   text   `json:"payout_method"`
+	FeeCategory    string `json:"fee_category"`
+	FeeDescription text   `json:"fee_description"`
+}
+
+// fees is this node's fee configuration: per account a percentage fee on
+// sending, a flat fee on receiving, and two slabs on the US dollar account.
+func (s *Sandbox) fees() []feeJSON {
+	r := s.rng(tagFee, 0, 0)
+	var out []feeJSON
+	for _, a := range ours {
+		out = append(out,
+			feeJSON{FeeID: newUUID(r), Value: num(decimal.New(int64(10+r.IntN(41)), -2).String()), CurrencyCode: a.currency,
+				RoleType: "SENDING", PaymentType: "REGULAR", NodeType: "INITIAL", FeeType: "PERCENTAGE",
+				PartnerName: nodeAddress, AccountName: text(a.name), FeeCategory: "NONE", FeeDescription: "sending fee"},
+			feeJSON{FeeID: newUUID(r), Value: num(fiat(decimal.New(int64(100+r.IntN(401)), -2))), CurrencyCode: a.currency,
+				RoleType: "RECEIVING", PaymentType: "REGULAR", NodeType: "TERMINAL", FeeType: "FLAT_RATE",
+				PartnerName: nodeAddress, AccountName: text(a.name), FeeCategory: "PROCESSING_HANDLING_CHARGE"})
+	}
+	for i, slab := range [][2]string{{"0", "1000"}, {"1000", "1000000"}} {
+		out = append(out, feeJSON{FeeID: newUUID(r), Value: num(fiat(decimal.New(int64(5-i*3), 0))), CurrencyCode: "USD",
+			RoleType: "INSTITUTION_SENDING", PaymentType: "REGULAR", NodeType: "INITIAL", FeeType: "FLAT_RATE",
+			PartnerName: nodeAddress, AccountName: "acme_usd", LowerLimit: num(slab[0]), UpperLimit: num(slab[1]),
+			PayoutMethod: "LOCAL_RAILS", FeeCategory: "OVERSEAS_DELIVERY_CHARGES"})
+	}
+	return out
+}
+
+// listFees serves GET /v4/config/fees: page zero-based, size 1..100 (default 10).
+func (s *Sandbox) listFees(w http.ResponseWriter, r *http.Request) {
+	page, size, bad := pageParams(r.URL.Query(), 10, extract.MaxServerPage)
+	if bad != "" {
+		serverError(w, http.StatusBadRequest, "E0120", "invalid_request", bad)
+		return
+	}
+	var items []json.RawMessage
+	for _, f := range s.fees() {
+		items = append(items, mustJSON(f))
+	}
+	writePage(w, "content", items, page, size, []sortJSON{})
+}

@@ -1,0 +1,137 @@
+package extract
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// PaymentQuery selects server API payments by a time range.
+type PaymentQuery struct {
+	RangeField    string    // EXECUTED_AT, MODIFIED_AT or CREATED_AT
+	After, Before time.Time // exclusive bounds
+	Labels        []string  // with_labels: only payments that carry these labels
+}
+
+// paymentQuery is the query of the payments whose range field falls on the days of w.
+func paymentQuery(w Window) PaymentQuery {
+	return PaymentQuery{RangeField: PaymentRangeField, After: w.Start().Add(-time.Millisecond), Before: w.End()}
+}
+
+// PaymentPages yields the raw pages of GET /payments for q, in page order,
+// after fetching them all. size is the explicit page size (1..MaxServerPage).
+func (c *Client) PaymentPages(ctx context.Context, q PaymentQuery, size int) iter.Seq2[[]byte, error] {
+	return pageSeq(func() ([][]byte, error) {
+		op := fmt.Sprintf("payments by %s after %s before %s", q.RangeField, q.After.UTC().Format(TimeFormat), q.Before.UTC().Format(TimeFormat))
+		if size < 1 || size > MaxServerPage {
+			return nil, fmt.Errorf("%s: page size %d, want 1..%d", op, size, MaxServerPage)
+		}
+		return c.fetchPages(ctx, pager{
+			op:    op,
+			url:   func(page int) string { return c.paymentURL(q, page, size) },
+			parse: parseEnvelope("content"),
+		})
+	})
+}
+
+func (c *Client) paymentURL(q PaymentQuery, page, size int) string {
+	v := url.Values{"page": {strconv.Itoa(page)}, "size": {strconv.Itoa(size)}}
+	if q.RangeField != "" {
+		v.Set("range_field", q.RangeField)
+	}
+	if !q.After.IsZero() {
+		v.Set("after", q.After.UTC().Format(TimeFormat))
+	}
+	if !q.Before.IsZero() {
+		v.Set("before", q.Before.UTC().Format(TimeFormat))
+	}
+	for _, l := range q.Labels {
+		v.Add("with_labels", l)
+	}
+	return c.cfg.ServerURL + PathPayments + "?" + v.Encode()
+}
+
+// TransferPages yields the raw pages of GET /transfers, newest first, up to
+// and including the first page that reaches before since (the list has no
+// date filter), after fetching them all. size is the explicit page size
+// (1..MaxServerPage).
+func (c *Client) TransferPages(ctx context.Context, since time.Time, size int) iter.Seq2[[]byte, error] {
+	return pageSeq(func() ([][]byte, error) {
+		op := "transfers since " + since.UTC().Format(TimeFormat)
+		if size < 1 || size > MaxServerPage {
+			return nil, fmt.Errorf("%s: page size %d, want 1..%d", op, size, MaxServerPage)
+		}
+		var prev time.Time
+		return c.fetchPages(ctx, pager{
+			op:      op,
+			url:     func(page int) string { return c.transferURL(page, size) },
+			parse:   parseEnvelope("content"),
+			growing: true,
+			done: func(p pageInfo) (bool, error) {
+				for _, item := range p.items {
+					var t struct {
+						CreatedAt time.Time `json:"created_at"`
+					}
+					if err := json.Unmarshal(item, &t); err != nil || t.CreatedAt.IsZero() {
+						return false, fmt.Errorf("a transfer without a created_at (%v)", err)
+					}
+					if !prev.IsZero() && t.CreatedAt.After(prev) {
+						return false, fmt.Errorf("transfers are not newest first: %s after %s",
+							t.CreatedAt.UTC().Format(TimeFormat), prev.UTC().Format(TimeFormat))
+					}
+					prev = t.CreatedAt
+				}
+				return !prev.IsZero() && prev.Before(since), nil
+			},
+		})
+	})
+}
+
+func (c *Client) transferURL(page, size int) string {
+	v := url.Values{
+		"page": {strconv.Itoa(page)}, "size": {strconv.Itoa(size)},
+		"sort_field": {TransferSortField}, "sort_direction": {TransferSortDesc},
+	}
+	return c.cfg.ServerURL + PathTransfers + "?" + v.Encode()
+}
+
+// FeePages yields the raw pages of the fee configuration, in page order,
+// after fetching them all. size is the explicit page size (1..MaxServerPage).
+func (c *Client) FeePages(ctx context.Context, size int) iter.Seq2[[]byte, error] {
+	return pageSeq(func() ([][]byte, error) {
+		if size < 1 || size > MaxServerPage {
+			return nil, fmt.Errorf("fees: page size %d, want 1..%d", size, MaxServerPage)
+		}
+		return c.fetchPages(ctx, pager{
+			op:    "fees",
+			url:   func(page int) string { return c.feeURL(page, size) },
+			parse: parseEnvelope("content"),
+		})
+	})
+}
+
+func (c *Client) feeURL(page, size int) string {
+	return c.cfg.ServerURL + PathFees + "?" + url.Values{"page": {strconv.Itoa(page)}, "size": {strconv.Itoa(size)}}.Encode()
+}
+
+// Balances returns the raw balances snapshot and when it was taken: the
+// response's Date header, else the client's clock.
+func (c *Client) Balances(ctx context.Context) ([]byte, time.Time, error) {
+	body, header, err := c.getRaw(ctx, "balances", c.cfg.ServerURL+PathBalances)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if !json.Valid(body) {
+		return nil, time.Time{}, fmt.Errorf("balances: the answer is not JSON")
+	}
+	at, err := http.ParseTime(header.Get("Date"))
+	if err != nil {
+		at = c.cfg.Now()
+	}
+	return body, at.UTC(), nil
+}
