@@ -157,6 +157,7 @@ func TestRunFindsExactlyTheInjectedBreaks(t *testing.T) {
 			t.Errorf("the sandbox injected %d breaks of %s, want several", perRule[r], r)
 		}
 	}
+	t.Logf("truth: %d breaks %v, %d pending, %d decoys", len(truth.Breaks), perRule, len(truth.Pending), len(truth.Decoys))
 	if len(truth.Pending) < 3 || len(truth.Decoys) < 2 {
 		t.Errorf("the sandbox placed %d pending items and %d decoys, want some of each", len(truth.Pending), len(truth.Decoys))
 	}

@@ -26,7 +26,7 @@ type Config struct {
 	Seed           int64
 	Start          time.Time        // first generated day (truncated to its UTC midnight)
 	Days           int              // number of generated days (at least 1)
-	PaymentsPerDay int              // default 40
+	PaymentsPerDay int              // default 100
 	Now            func() time.Time // clock for token expiry, the 9-month rule, scheduled reports and (read in New) the truth's as-of; default time.Now
 	PendingPolls   int              // GETs of a report that still answer PENDING (default 2; negative: ready at once)
 	TokenTTL       time.Duration    // default 1h
@@ -91,7 +91,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	orDefault(&cfg.PaymentsPerDay, 40)
+	orDefault(&cfg.PaymentsPerDay, 100)
 	orDefault(&cfg.PendingPolls, 2)
 	orDefault(&cfg.BreaksPerDay, 2)
 	orDefault(&cfg.TokenTTL, time.Hour)
@@ -154,7 +154,8 @@ func (s *Sandbox) InjectedOn(pattern string) int {
 
 // Injected counts the faults injected so far, by kind: rate_limit,
 // server_error, truncated_download, token_expired, failed_report,
-// empty_report and malformed_row (rows in the reports sized for download).
+// empty_report, malformed_row (rows in the reports sized for download) and
+// down (answers of a route that is down).
 func (s *Sandbox) Injected() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
