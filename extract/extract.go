@@ -435,10 +435,10 @@ func (c *Client) extractStatement(ctx context.Context, account string, w Window,
 // fails, or none is configured, the source is not pulled (notPulled) and
 // the details already written are removed.
 func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) (outcome, error) {
-	first := "GET " + c.liquidationListURL(w, 0, MaxLiquidationPage)
 	if c.cfg.LiquidationURL == "" {
 		return notPulled(SourceLiquidation, w, "", errNoLiquidationURL), nil
 	}
+	first := "GET " + c.liquidationListURL(w, 0, MaxLiquidationPage)
 	var pages [][]byte
 	for body, err := range c.LiquidationPages(ctx, w, MaxLiquidationPage) {
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -109,11 +108,6 @@ func (f Faults) validate(filesURL string) error {
 	}
 	if f.RetryAfter < 0 || f.MaxConsecutive < 0 || f.Latency < 0 || f.TokenUses < 0 {
 		errs = append(errs, errors.New("sandbox faults: retry_after, max_consecutive, latency and token_uses must not be negative"))
-	}
-	for _, d := range f.Down {
-		if !strings.Contains(d, " /") {
-			errs = append(errs, fmt.Errorf("sandbox faults: down %q is not a route such as \"GET /liquidations/{id}\"", d))
-		}
 	}
 	if f.DownloadHost && filesURL == "" {
 		errs = append(errs, errors.New("sandbox faults: download_host needs Config.FilesURL"))

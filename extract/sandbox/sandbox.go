@@ -9,6 +9,7 @@ package sandbox
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"math/rand/v2"
@@ -39,15 +40,16 @@ type Config struct {
 
 // Sandbox is a simulated network; it is safe for concurrent use.
 type Sandbox struct {
-	cfg    Config
-	start  int64 // first generated day, in days since the Unix epoch
-	days   int64
-	n      int                   // payments per day
-	breaks map[uint64]*injection // by dayKey; read-only after New
-	anchor time.Time             // Now at New: the as-of time of the truth
-	truth  Truth
-	mux    *http.ServeMux
-	files  *http.ServeMux // the download host
+	cfg      Config
+	start    int64 // first generated day, in days since the Unix epoch
+	days     int64
+	n        int                   // payments per day
+	breaks   map[uint64]*injection // by dayKey; read-only after New
+	anchor   time.Time             // Now at New: the as-of time of the truth
+	truth    Truth
+	mux      *http.ServeMux
+	files    *http.ServeMux // the download host
+	patterns []string       // the routes of both, as Requests names them
 
 	mu        sync.Mutex
 	requests  map[string]int
@@ -116,6 +118,11 @@ func New(cfg Config) (*Sandbox, error) {
 	s.anchor = s.now()
 	s.injectBreaks()
 	s.routes()
+	for _, d := range cfg.Faults.Down {
+		if !slices.Contains(s.patterns, d) {
+			return nil, fmt.Errorf("sandbox faults: down %q is not a route (%s)", d, strings.Join(s.patterns, ", "))
+		}
+	}
 	return s, nil
 }
 
@@ -246,6 +253,7 @@ func (s *Sandbox) routes() {
 // requests, and dates its answers by the sandbox's clock.
 func (s *Sandbox) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 	download := mux == s.files || strings.Contains(pattern, "/download/")
+	s.patterns = append(s.patterns, pattern)
 	faulty := s.inject(pattern, download, h)
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()

@@ -207,9 +207,10 @@ func writeReport(t *testing.T, s *sandbox.Sandbox, typ, format string, w extract
 
 func TestNewRejectsBadConfig(t *testing.T) {
 	for name, cfg := range map[string]sandbox.Config{
-		"no start":      {Days: 1},
-		"no days":       {Start: day0},
-		"negative rate": {Start: day0, Days: 1, PaymentsPerDay: -1},
+		"no start":           {Days: 1},
+		"no days":            {Start: day0},
+		"negative rate":      {Start: day0, Days: 1, PaymentsPerDay: -1},
+		"unknown route down": {Start: day0, Days: 1, Faults: sandbox.Faults{Down: []string{"GET /liquidations/{payment}"}}},
 	} {
 		if _, err := sandbox.New(cfg); err == nil {
 			t.Errorf("%s: New accepted %+v", name, cfg)
