@@ -115,7 +115,7 @@ func (x tradeExecution) net() decimal.Decimal {
 // one that filled it: every total agrees.
 func undelivered(decoy bool) func(*Sandbox, *payment, *injection) {
 	return func(s *Sandbox, p *payment, in *injection) {
-		retryID := newUUID(s.rng(tagBreaks, uint64(p.day), uint64(p.idx)))
+		retryID := newUUID(s.rng(tagRetry, uint64(p.day), uint64(p.idx)))
 		p.edit = &edits{liquidation: func(l *liquidation) {
 			total := decimal.RequireFromString(string(l.ExecutionSummary.TotalFiat))
 			ts, last := &l.TradingSummary, &l.TradeRequests[len(l.TradeRequests)-1]

@@ -223,6 +223,7 @@ const (
 	tagAPIPayment
 	tagFee
 	tagSign
+	tagRetry
 )
 
 func (s *Sandbox) routes() {
