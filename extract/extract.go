@@ -198,8 +198,9 @@ type outcome struct {
 type job func(context.Context) (outcome, error)
 
 // Extract pulls every source the request names into dir, then writes
-// dir/index.json. A FAILED report (after ReportTries in create mode) and days
-// no collected report covers give FAILED RawFiles and are named in
+// dir/index.json. A FAILED report (after ReportTries in create mode), days
+// no collected report covers, and a liquidation or server API source that
+// could not be pulled (see notPulled) give FAILED RawFiles and are named in
 // Result.Incomplete; any other failure stops the run.
 func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result, error) {
 	req, err := req.normalise()
@@ -238,8 +239,7 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 	}
 	if !req.Liquidations.IsZero() {
 		jobs = append(jobs, func(ctx context.Context) (outcome, error) {
-			files, err := c.extractLiquidations(ctx, req.Liquidations, dir)
-			return outcome{files: files}, err
+			return c.extractLiquidations(ctx, req.Liquidations, dir)
 		})
 	}
 	if !req.Server.IsZero() {
@@ -284,18 +284,14 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 	return res, nil
 }
 
-// check refuses, before any request, what the provider would refuse or the
-// client cannot do: in create mode a report window that starts more than
-// ReportWindowMonths back; liquidations without LiquidationURL.
+// check refuses, before any request, what the provider would refuse: in
+// create mode a report window that starts more than ReportWindowMonths back.
 func (c *Client) check(req Request) error {
 	if req.Mode == ModeCreate {
 		if oldest := day(c.cfg.Now()).AddDate(0, -ReportWindowMonths, 0); req.Reports.From.Before(oldest) {
 			return fmt.Errorf("%w: %s starts before %s, and the provider makes reports of the last %d months only",
 				ErrWindowTooOld, req.Reports, oldest.Format(DateLayout), ReportWindowMonths)
 		}
-	}
-	if !req.Liquidations.IsZero() && c.cfg.LiquidationURL == "" {
-		return fmt.Errorf("liquidations: %w", errNoLiquidationURL)
 	}
 	return nil
 }
@@ -435,18 +431,24 @@ func (c *Client) extractStatement(ctx context.Context, account string, w Window,
 }
 
 // extractLiquidations lists the liquidations created in w, then fetches
-// each one with its trades (liquidationWorkers at a time).
-func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) ([]RawFile, error) {
+// each one with its trades (liquidationWorkers at a time). When the service
+// fails, or none is configured, the source is not pulled (notPulled) and
+// the details already written are removed.
+func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) (outcome, error) {
+	if c.cfg.LiquidationURL == "" {
+		return notPulled(SourceLiquidation, w, "", errNoLiquidationURL), nil
+	}
+	first := "GET " + c.liquidationListURL(w, 0, MaxLiquidationPage)
 	var pages [][]byte
 	for body, err := range c.LiquidationPages(ctx, w, MaxLiquidationPage) {
 		if err != nil {
-			return nil, err
+			return c.notPulled(ctx, SourceLiquidation, w, first, err)
 		}
 		pages = append(pages, body)
 	}
 	ids, err := liquidationIDs(pages)
 	if err != nil {
-		return nil, err
+		return c.notPulled(ctx, SourceLiquidation, w, first, err)
 	}
 	files := make([]RawFile, len(ids))
 	g, gctx := errgroup.WithContext(ctx)
@@ -455,7 +457,7 @@ func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) 
 		g.Go(func() error {
 			body, err := c.Liquidation(gctx, id)
 			if err != nil {
-				return err
+				return &pullError{err}
 			}
 			f := RawFile{Source: SourceLiquidation, Format: FormatJSON, Status: StatusReady, Window: w,
 				Path: path.Join("liquidations", safeName(id)+".json"), Request: "GET " + c.liquidationURL(id)}
@@ -467,21 +469,73 @@ func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) 
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		pe := (*pullError)(nil)
+		if !errors.As(err, &pe) {
+			return outcome{}, err
+		}
+		if rmErr := os.RemoveAll(filepath.Join(dir, "liquidations")); rmErr != nil {
+			return outcome{}, fmt.Errorf("liquidations: %w", rmErr)
+		}
+		return c.notPulled(ctx, SourceLiquidation, w, first, pe.err)
 	}
 	c.log.Info("liquidations", "window", w.String(), "count", len(files))
-	return files, nil
+	return outcome{files: files}, nil
 }
 
-// serverJobs pull the server API sources: payments executed in w,
-// transfers created in w (and any newer), the balances and the fees.
+// pullError is a failure to pull a source (the provider failed or answered
+// what recon cannot read), as opposed to a failure to write what was pulled.
+type pullError struct{ err error }
+
+func (e *pullError) Error() string { return e.err.Error() }
+func (e *pullError) Unwrap() error { return e.err }
+
+// pulled marks the errors of seq as pull errors.
+func pulled(seq iter.Seq2[[]byte, error]) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		for body, err := range seq {
+			if err != nil {
+				err = &pullError{err}
+			}
+			if !yield(body, err) {
+				return
+			}
+		}
+	}
+}
+
+// notPulled is the outcome of a liquidation or server API source that
+// could not be pulled for w: a FAILED RawFile without a file, and the
+// reason the run is incomplete. The run goes on without the source, as
+// with a FAILED report: its previous rows stay, and the pipeline holds the
+// rules that read its tables. A cancelled run stops instead.
+func (c *Client) notPulled(ctx context.Context, source string, w Window, request string, err error) (outcome, error) {
+	if ctx.Err() != nil {
+		return outcome{}, fmt.Errorf("%s: %w", source, err)
+	}
+	c.log.Warn("source not pulled", "source", source, "window", w.String(), "err", err)
+	return notPulled(source, w, request, err), nil
+}
+
+func notPulled(source string, w Window, request string, err error) outcome {
+	return outcome{
+		files:      []RawFile{{Source: source, Format: FormatJSON, Window: w, Status: StatusFailed, Request: request}},
+		incomplete: []string{fmt.Sprintf("%s %s not pulled: %v", source, w, err)},
+	}
+}
+
+// serverJobs pull the server API sources: payments executed and payments
+// modified in w, transfers created in w (and any newer), the balances and
+// the fees. A source the API fails to give is not pulled (notPulled).
 func (c *Client) serverJobs(w Window, dir string) []job {
 	type pages func(context.Context) iter.Seq2[[]byte, error]
 	paged := func(source string, seq pages, name, u func(page int) string) job {
 		return func(ctx context.Context) (outcome, error) {
-			files, err := savePages(dir, seq(ctx), func(page int) RawFile {
+			files, err := savePages(dir, pulled(seq(ctx)), func(page int) RawFile {
 				return RawFile{Source: source, Window: w, Page: page, Path: name(page), Request: "GET " + u(page)}
 			})
+			if pe := (*pullError)(nil); errors.As(err, &pe) {
+				return c.notPulled(ctx, source, w, "GET "+u(0), pe.err)
+			}
 			if err != nil {
 				return outcome{}, fmt.Errorf("%s: %w", source, err)
 			}
@@ -489,13 +543,15 @@ func (c *Client) serverJobs(w Window, dir string) []job {
 			return outcome{files: files}, nil
 		}
 	}
-	days := w.From.Format(DateLayout) + "_" + w.To.Format(DateLayout)
-	q := paymentQuery(w)
-	return []job{
-		paged(SourcePayment,
+	var jobs []job
+	for _, field := range PaymentRangeFields {
+		q := paymentQuery(field, w)
+		jobs = append(jobs, paged(SourcePayment,
 			func(ctx context.Context) iter.Seq2[[]byte, error] { return c.PaymentPages(ctx, q, MaxServerPage) },
-			func(p int) string { return fmt.Sprintf("payments/%s_p%04d.json", days, p) },
-			func(p int) string { return c.paymentURL(q, p, MaxServerPage) }),
+			func(p int) string { return paymentPath(field, w, p) },
+			func(p int) string { return c.paymentURL(q, p, MaxServerPage) }))
+	}
+	return append(jobs,
 		paged(SourceTransfer,
 			func(ctx context.Context) iter.Seq2[[]byte, error] {
 				return c.TransferPages(ctx, w.Start(), MaxServerPage)
@@ -507,18 +563,19 @@ func (c *Client) serverJobs(w Window, dir string) []job {
 			func(p int) string { return fmt.Sprintf("fees/p%04d.json", p) },
 			func(p int) string { return c.feeURL(p, MaxServerPage) }),
 		func(ctx context.Context) (outcome, error) {
+			request := "GET " + c.cfg.ServerURL + PathBalances
 			body, at, err := c.Balances(ctx)
 			if err != nil {
-				return outcome{}, err
+				return c.notPulled(ctx, SourceBalance, w, request, err)
 			}
 			f := RawFile{Source: SourceBalance, Format: FormatJSON, Status: StatusReady, Window: w, FetchedAt: at,
-				Path: "balances/balances.json", Request: "GET " + c.cfg.ServerURL + PathBalances}
+				Path: "balances/balances.json", Request: request}
 			if f.SHA256, f.Size, err = save(dir, f.Path, body); err != nil {
 				return outcome{}, fmt.Errorf("balances: %w", err)
 			}
 			return outcome{files: []RawFile{f}}, nil
 		},
-	}
+	)
 }
 
 // savePages writes each page of seq to dir/<its Path> and returns the

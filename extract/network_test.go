@@ -36,6 +36,10 @@ type network struct {
 	client *extract.Client
 }
 
+// sandboxURL stands for the sandbox's address in the client's configuration
+// until the sandbox listens (a mod may clear a URL).
+const sandboxURL = "http://sandbox.invalid"
+
 // newNetwork serves a sandbox of 3 days from day0, seed 7, with faults, and
 // returns a client with zero backoff waits.
 func newNetwork(t *testing.T, faults sandbox.Faults, mods ...func(*sandbox.Config, *extract.Config)) *network {
@@ -45,6 +49,7 @@ func newNetwork(t *testing.T, faults sandbox.Faults, mods ...func(*sandbox.Confi
 	scfg := sandbox.Config{Seed: 7, Start: day0, Days: 3, Now: func() time.Time { return now0 }, Faults: faults,
 		FilesURL: "http://" + files.Listener.Addr().String()}
 	ecfg := extract.Config{
+		AuthURL: sandboxURL, ReportingURL: sandboxURL, ServerURL: sandboxURL + "/v4", LiquidationURL: sandboxURL,
 		ClientID: "recon-sandbox", ClientSecret: "sandbox-secret", Audience: "urn:ripplenet-test:sandbox",
 		Retry: extract.RetryPolicy{MaxAttempts: 6}, PollInterval: time.Millisecond, Now: func() time.Time { return now0 },
 	}
@@ -59,7 +64,9 @@ func newNetwork(t *testing.T, faults sandbox.Faults, mods ...func(*sandbox.Confi
 	files.Start()
 	srv := httptest.NewServer(sb.Handler())
 	t.Cleanup(srv.Close)
-	ecfg.AuthURL, ecfg.ReportingURL, ecfg.ServerURL, ecfg.LiquidationURL = srv.URL, srv.URL, srv.URL+"/v4", srv.URL
+	for _, u := range []*string{&ecfg.AuthURL, &ecfg.ReportingURL, &ecfg.ServerURL, &ecfg.LiquidationURL} {
+		*u = strings.Replace(*u, sandboxURL, srv.URL, 1)
+	}
 	c, err := extract.New(ecfg)
 	if err != nil {
 		t.Fatal(err)
@@ -409,6 +416,20 @@ func TestFaults(t *testing.T) {
 				}
 				wantExtra(t, got, want, 0)
 			}},
+		{name: "liquidation service down: not pulled, run incomplete", kind: "down",
+			faults: sandbox.Faults{Down: []string{"GET /liquidations/{id}"}},
+			check:  func(t *testing.T, got outcome) { wantNotPulled(t, got, want, extract.SourceLiquidation) }},
+		{name: "payments down: neither list pulled, run incomplete", kind: "down",
+			faults: sandbox.Faults{Down: []string{"GET /v4/payments"}},
+			check:  func(t *testing.T, got outcome) { wantNotPulled(t, got, want, extract.SourcePayment) }},
+		{name: "no liquidation service configured: not pulled, run incomplete",
+			mod: func(_ *sandbox.Config, e *extract.Config) { e.LiquidationURL = "" },
+			check: func(t *testing.T, got outcome) {
+				wantNotPulled(t, got, want, extract.SourceLiquidation)
+				if n := got.requests["GET /liquidations"]; n != 0 {
+					t.Errorf("%d liquidation requests without a liquidation service", n)
+				}
+			}},
 		{name: "malformed rows kept for quarantine", kind: "malformed_row", faults: sandbox.Faults{MalformedRows: 0.05},
 			check: func(t *testing.T, got outcome) {
 				n := 0
@@ -452,6 +473,35 @@ func TestFaults(t *testing.T) {
 			}
 			tt.check(t, got)
 		})
+	}
+}
+
+// wantNotPulled checks that source alone was not pulled: FAILED RawFiles
+// without a file (one per list of the source), one reason each, no raw data
+// of it, every other source as fault-free.
+func wantNotPulled(t *testing.T, got, want outcome, source string) {
+	t.Helper()
+	var failed []extract.RawFile
+	for _, f := range got.res.Files {
+		if f.Status == extract.StatusFailed {
+			failed = append(failed, f)
+		}
+	}
+	lists := map[string]int{extract.SourceLiquidation: 1, extract.SourcePayment: len(extract.PaymentRangeFields)}[source]
+	if len(failed) != lists || len(got.res.Incomplete) != lists {
+		t.Errorf("FAILED files %+v, incomplete %q: want %d for %s", failed, got.res.Incomplete, lists, source)
+	}
+	for i, f := range failed {
+		if f.Source != source || f.Path != "" || f.Window != window(t, "2026-10-01", "2026-10-04") ||
+			i < len(got.res.Incomplete) && !strings.Contains(got.res.Incomplete[i], source+" 2026-10-01..2026-10-04 not pulled") {
+			t.Errorf("FAILED file %+v, reasons %q", f, got.res.Incomplete)
+		}
+	}
+	for s, tl := range want.data {
+		gone := s == source || source == extract.SourceLiquidation && (s == "liquidation_trade" || s == "trade_execution")
+		if g := got.data[s]; gone && g != (tally{}) || !gone && g != tl {
+			t.Errorf("%s: %+v, want %+v", s, g, map[bool]any{true: "nothing", false: tl}[gone])
+		}
 	}
 }
 
@@ -711,7 +761,7 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 }
 
 // TestServerSources checks the server API files: payments by executed_at
-// in the window, transfers paged newest first until past the window,
+// and by modified_at in the window, transfers paged newest first until past the window,
 // balances keyed by the Date header.
 func TestServerSources(t *testing.T) {
 	n := newNetwork(t, sandbox.Faults{})
@@ -732,17 +782,20 @@ func TestServerSources(t *testing.T) {
 			}
 		}
 	}
-	wantPaths := []string{"balances/balances.json", "fees/p0000.json", "payments/2026-10-02_2026-10-02_p0000.json", "transfers/p0000.json"}
+	wantPaths := []string{"balances/balances.json", "fees/p0000.json", "payments/2026-10-02_2026-10-02_p0000.json",
+		"payments/modified_2026-10-02_2026-10-02_p0000.json", "transfers/p0000.json"}
 	if diff := cmp.Diff(wantPaths, paths); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}
 	if b := bySource[extract.SourceBalance][0]; !b.FetchedAt.Equal(now0) {
 		t.Errorf("balances FetchedAt %v, want the Date header %v", b.FetchedAt, now0)
 	}
-	p := bySource[extract.SourcePayment][0]
-	if !strings.Contains(p.Request, "range_field=EXECUTED_AT") || !strings.Contains(p.Request, "after=2026-10-01T23%3A59%3A59.999Z") ||
-		!strings.Contains(p.Request, "before=2026-10-03T00%3A00%3A00.000Z") || !strings.Contains(p.Request, "size=100") {
-		t.Errorf("payments request %q", p.Request)
+	for i, field := range []string{"EXECUTED_AT", "MODIFIED_AT"} {
+		p := bySource[extract.SourcePayment][i]
+		if !strings.Contains(p.Request, "range_field="+field) || !strings.Contains(p.Request, "after=2026-10-01T23%3A59%3A59.999Z") ||
+			!strings.Contains(p.Request, "before=2026-10-03T00%3A00%3A00.000Z") || !strings.Contains(p.Request, "size=100") {
+			t.Errorf("payments request %q, want range_field %s", p.Request, field)
+		}
 	}
 	if tr := bySource[extract.SourceTransfer][0]; !strings.Contains(tr.Request, "sort_field=CREATED_AT") || !strings.Contains(tr.Request, "size=100") {
 		t.Errorf("transfers request %q", tr.Request)

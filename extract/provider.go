@@ -66,10 +66,13 @@ const TimeFormat = "2006-01-02T15:04:05.000Z"
 
 // Server API list queries (not shown beyond the spec's parameters):
 //
-//   - payments: range_field=EXECUTED_AT with after/before, both exclusive, so
-//     a window of days [From, End) asks after = From-1ms, before = End; items
-//     in ascending executed_at. FAILED payments have no executed_at and are
-//     not in this list.
+//   - payments: two lists over the window, after/before both exclusive, so a
+//     window of days [From, End) asks after = From-1ms, before = End:
+//     range_field=EXECUTED_AT (every payment that executed then, in its state
+//     now, however late it changed) and range_field=MODIFIED_AT (the payments
+//     that never executed: FAILED before execution, or stuck ACCEPTED,
+//     LOCKED, …; and any other changed then). A payment on both lists is one
+//     row (the loader keeps the latest modified_at).
 //   - transfers: no date filter exists; sort_field=CREATED_AT and
 //     sort_direction=DESC (the provider's default direction for lists), paged
 //     until a page ends before the window. The list may grow at its head
@@ -78,10 +81,14 @@ const TimeFormat = "2006-01-02T15:04:05.000Z"
 //     24-character form select liquidations by created_at; the list holds
 //     summaries (no trade_requests), GET /liquidations/{id} the whole record.
 const (
-	PaymentRangeField = "EXECUTED_AT"
+	PaymentExecutedAt = "EXECUTED_AT"
+	PaymentModifiedAt = "MODIFIED_AT"
 	TransferSortField = "CREATED_AT"
 	TransferSortDesc  = "DESC"
 )
+
+// PaymentRangeFields are the server API payment lists a run pulls, in order.
+var PaymentRangeFields = []string{PaymentExecutedAt, PaymentModifiedAt}
 
 // Liquidation fields not shown in the spec (names chosen with the loaders):
 // status and trade request status CREATED, QUEUED, STARTED, COMPLETED,

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,8 +20,18 @@ type PaymentQuery struct {
 }
 
 // paymentQuery is the query of the payments whose range field falls on the days of w.
-func paymentQuery(w Window) PaymentQuery {
-	return PaymentQuery{RangeField: PaymentRangeField, After: w.Start().Add(-time.Millisecond), Before: w.End()}
+func paymentQuery(field string, w Window) PaymentQuery {
+	return PaymentQuery{RangeField: field, After: w.Start().Add(-time.Millisecond), Before: w.End()}
+}
+
+// paymentPath names page p of the payments of w by field: payments/<from>_<to>_p<NNNN>.json
+// by executed_at, payments/modified_<from>_<to>_p<NNNN>.json by modified_at.
+func paymentPath(field string, w Window, page int) string {
+	prefix := ""
+	if field != PaymentExecutedAt {
+		prefix = strings.ToLower(strings.TrimSuffix(field, "_AT")) + "_"
+	}
+	return fmt.Sprintf("payments/%s%s_%s_p%04d.json", prefix, w.From.Format(DateLayout), w.To.Format(DateLayout), page)
 }
 
 // PaymentPages yields the raw pages of GET /payments for q, in page order,

@@ -114,7 +114,7 @@ const (
 	SourceFailureConversion = "failure_conversion" // reports/FAILURE_CONVERSION_SSA/<reportId>.csv|json
 	SourceStatement         = "statement"          // statements/<account>/<from>_<to>_p<NNNN>.json
 	SourceLiquidation       = "liquidation"        // liquidations/<id>.json, one GET /liquidations/{id}
-	SourcePayment           = "payment"            // payments/<from>_<to>_p<NNNN>.json, server API payments
+	SourcePayment           = "payment"            // payments/[modified_]<from>_<to>_p<NNNN>.json, server API payments by executed_at [modified_at]
 	SourceTransfer          = "transfer"           // transfers/p<NNNN>.json, newest first
 	SourceBalance           = "balance"            // balances/balances.json, a snapshot at FetchedAt
 	SourceFee               = "fee"                // fees/p<NNNN>.json, the fee configuration
@@ -129,7 +129,7 @@ type RawFile struct {
 	SHA256   string `json:"sha256"`              // hex of the file's bytes ("" when Status is EMPTY or FAILED)
 	Size     int64  `json:"size"`                // bytes
 	Window   Window `json:"window"`              // days the file covers
-	Status   string `json:"status"`              // READY, EMPTY or FAILED (reports); READY for other sources
+	Status   string `json:"status"`              // READY, EMPTY or FAILED (reports); READY, or FAILED without a file for a source not pulled
 	ReportID string `json:"report_id,omitempty"` // reports only
 	Account  string `json:"account,omitempty"`   // statements only
 	Page     int    `json:"page,omitempty"`      // paged sources: zero-based page number

@@ -3,6 +3,8 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,10 +60,28 @@ func benchRun(b *testing.B, perDay int) {
 	}
 	got := openBreaks(b, e.cfg.DB)
 	hits := 0
+	type tally struct{ found, hits, injected int }
+	perRule := map[string]*tally{}
+	rule := func(id string) *tally {
+		if perRule[id] == nil {
+			perRule[id] = &tally{}
+		}
+		return perRule[id]
+	}
+	for k := range truth {
+		rule(k.Rule).injected++
+	}
 	for _, k := range got {
+		rule(k.Rule).found++
 		if truth[k] {
 			hits++
+			rule(k.Rule).hits++
 		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(perRule)) {
+		t := perRule[id]
+		b.Logf("%-32s injected %5d found %5d precision %.4f recall %.4f", id, t.injected, t.found,
+			float64(t.hits)/float64(t.found), float64(t.hits)/float64(t.injected))
 	}
 	b.ReportMetric(rulesSeconds, "rules-s")
 	b.ReportMetric(loadSeconds, "load-s")

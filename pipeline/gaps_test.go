@@ -10,8 +10,10 @@ import (
 	"recon/rules"
 )
 
-// TestGaps: a FAILED report becomes a gap in its table over its window; a
-// READY or EMPTY one, and statements, do not.
+// TestGaps: a FAILED report becomes a gap in its table over its window, a
+// liquidation or server API source not pulled a gap in each table it loads
+// (once, however many of its lists failed); a READY or EMPTY report, and
+// statements, do not.
 func TestGaps(t *testing.T) {
 	w1 := extract.Window{From: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)}
 	w2 := extract.Window{From: w1.To.AddDate(0, 0, 1), To: w1.To.AddDate(0, 0, 5)}
@@ -21,8 +23,15 @@ func TestGaps(t *testing.T) {
 		{Source: extract.SourceRecon, Status: extract.StatusEmpty, Window: w2},
 		{Source: extract.SourceFailureConversion, Status: extract.StatusFailed, Window: w2},
 		{Source: extract.SourceStatement, Status: extract.StatusReady, Window: w1, Account: "a@b"},
+		{Source: extract.SourceLiquidation, Status: extract.StatusFailed, Window: w2},
+		{Source: extract.SourcePayment, Status: extract.StatusReady, Window: w2, Path: "payments/x_p0000.json"},
+		{Source: extract.SourcePayment, Status: extract.StatusFailed, Window: w2},
+		{Source: extract.SourcePayment, Status: extract.StatusFailed, Window: w2},
+		{Source: extract.SourceBalance, Status: extract.StatusFailed, Window: w1},
 	}
-	want := []rules.Gap{{Table: "recon_transactions", Window: w1}, {Table: "failure_conversions", Window: w2}}
+	want := []rules.Gap{{Table: "recon_transactions", Window: w1}, {Table: "failure_conversions", Window: w2},
+		{Table: "liquidations", Window: w2}, {Table: "liquidation_trades", Window: w2}, {Table: "trade_executions", Window: w2},
+		{Table: "payments", Window: w2}, {Table: "balances", Window: w1}}
 	if diff := cmp.Diff(want, gaps(files)); diff != "" {
 		t.Errorf("gaps (-want +got):\n%s", diff)
 	}

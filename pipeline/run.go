@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"recon/extract"
@@ -261,14 +262,12 @@ func extractClient(cfg Config, now func() time.Time) (*extract.Client, error) {
 // extractRequest is what a run over w asks of extract, started at started.
 // Liquidations and the server API's payments and transfers are pulled over
 // the statement window: their times trail the quote, as executed_at does.
+// Without a liquidation service the liquidations are not pulled, which
+// holds the rules that read them.
 func extractRequest(cfg Config, w extract.Window, started time.Time) extract.Request {
 	sw := StatementWindow(w, started)
-	req := extract.Request{Reports: w, Statements: sw, Accounts: cfg.Accounts, Format: cfg.Format,
-		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw}
-	if cfg.Extract.LiquidationURL != "" {
-		req.Liquidations = sw
-	}
-	return req
+	return extract.Request{Reports: w, Statements: sw, Accounts: cfg.Accounts, Format: cfg.Format,
+		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw}
 }
 
 type stage struct {
@@ -297,13 +296,19 @@ func recordRun(ctx context.Context, wh *Warehouse, info output.RunInfo, stages [
 	return tx.Commit()
 }
 
-// gaps lists the tables whose source failed for a window: their rows there
-// are missing or stale, so the rules reading them are held there.
+// gaps lists the tables whose source failed for a window (a FAILED report, a
+// liquidation or server API source not pulled): their rows there are missing
+// or stale, so the rules reading them are held there.
 func gaps(files []extract.RawFile) []rules.Gap {
 	var out []rules.Gap
 	for _, f := range files {
-		if t, ok := transform.TableFor(f.Source); ok && f.Status == extract.StatusFailed {
-			out = append(out, rules.Gap{Table: t.Name, Window: f.Window})
+		if f.Status != extract.StatusFailed {
+			continue
+		}
+		for _, t := range transform.TablesOf(f.Source) {
+			if g := (rules.Gap{Table: t, Window: f.Window}); !slices.Contains(out, g) {
+				out = append(out, g)
+			}
 		}
 	}
 	return out

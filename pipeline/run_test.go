@@ -157,6 +157,15 @@ func TestRunFindsExactlyTheInjectedBreaks(t *testing.T) {
 			t.Errorf("the sandbox injected %d breaks of %s, want several", perRule[r], r)
 		}
 	}
+	pendingPerRule, decoysPerRule := map[string]int{}, map[string]int{}
+	for _, b := range truth.Pending {
+		pendingPerRule[b.RuleID]++
+	}
+	for _, b := range truth.Decoys {
+		decoysPerRule[b.RuleID]++
+	}
+	t.Logf("truth: %d breaks %v; %d pending %v; %d decoys %v", len(truth.Breaks), perRule,
+		len(truth.Pending), pendingPerRule, len(truth.Decoys), decoysPerRule)
 	if len(truth.Pending) < 3 || len(truth.Decoys) < 2 {
 		t.Errorf("the sandbox placed %d pending items and %d decoys, want some of each", len(truth.Pending), len(truth.Decoys))
 	}

@@ -193,7 +193,7 @@ p-failed,2026-10-01T12:00:00Z,x-1,PENDING,rpt-failure
 		held[h.Rule] = true
 	}
 	wantHeld := map[string]bool{"ops_missing_in_recon": true, "recon_missing_in_ops": true,
-		"ops_recon_amount_mismatch": true, "statement_entry_without_payment": true}
+		"ops_recon_amount_mismatch": true, "statement_entry_without_payment": true, "liquidation_amount_mismatch": true}
 	if diff := cmp.Diff(wantHeld, held); diff != "" {
 		t.Errorf("held rules (-want +got):\n%s", diff)
 	}

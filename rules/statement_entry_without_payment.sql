@@ -1,18 +1,20 @@
 -- id: statement_entry_without_payment
 -- severity: P2
--- description: A PAYMENT statement entry on this node's account matches no payment in any report.
--- reads: statement_entries, statements, payment_ops, recon_transactions, failure_conversions, report_files
+-- description: A PAYMENT statement entry on this node's account matches no payment in any report or the server API.
+-- reads: statement_entries, statements, payment_ops, recon_transactions, failure_conversions, payments, report_files
 -- param: grace INTERVAL = 24 hours  (after created_at before an unmatched entry is a break)
 -- param: quote_lag INTERVAL = 1 hour  (a payment is quoted at most this long before its entry; the PAYMENT_OPS reports must cover that time)
 --
--- The sources of payments are listed in known_payments; another source (the
--- server API's payments) is one more UNION ALL branch and one more table in reads.
+-- The sources of payments are listed in known_payments; another source is
+-- one more UNION ALL branch and one more table in reads.
 WITH known_payments AS (
     SELECT network_payment_id AS payment_id FROM payment_ops
     UNION ALL
     SELECT network_payment_id FROM recon_transactions
     UNION ALL
     SELECT network_payment_id FROM failure_conversions
+    UNION ALL
+    SELECT payment_id FROM payments
 )
 SELECT
     e.account || '|' || e.transaction_id AS break_key,
@@ -23,9 +25,9 @@ SELECT
     e.account,
     (SELECT arg_max(st.currency, st.end_datetime) FROM statements st WHERE st.account = e.account) AS currency,
     e.balance_change AS actual,
-    'the ' || coalesce(e.transaction_state, 'null') || ' PAYMENT entry matches no payment in PAYMENT_OPS, RECON or FAILURE_CONVERSION_SSA' AS detail,
+    'the ' || coalesce(e.transaction_state, 'null') || ' PAYMENT entry matches no payment in PAYMENT_OPS, RECON, FAILURE_CONVERSION_SSA or the server API' AS detail,
     'statement entry ' || e.source_file || ' #' || e.source_line AS left_source,
-    'no payment ' || e.transaction_id || ' in the reports' AS right_source
+    'no payment ' || e.transaction_id || ' in the reports or the server API' AS right_source
 FROM statement_entries e
 JOIN node_accounts n ON n.account = e.account
 WHERE e.transaction_type = 'PAYMENT'

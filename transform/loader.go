@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"recon/extract"
@@ -79,6 +80,11 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 		return Stats{}, fmt.Errorf("load: %w", err)
 	}
 	defer conn.Close()
+	// A source that was not pulled (a FAILED file that is not a report) has
+	// nothing to load: its previous rows stay, and the rules are held there.
+	files = slices.DeleteFunc(slices.Clone(files), func(f extract.RawFile) bool {
+		return f.Status == extract.StatusFailed && !isReport(f.Source)
+	})
 	var st Stats
 	trace := traceOf(ctx)
 	trace.started(len(files))

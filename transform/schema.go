@@ -315,6 +315,21 @@ func TableFor(source string) (*Table, bool) {
 	return nil, false
 }
 
+// TablesOf lists the warehouse tables the raw files of a source load.
+func TablesOf(source string) []string {
+	var out []string
+	if source == extract.SourceStatement {
+		out = append(out, "statements") // loaded from the page headers, without a Table
+	}
+	for _, t := range []*Table{&PaymentOps, &Recon, &FailureConversion, &StatementEntries, &Liquidations,
+		&LiquidationTrades, &TradeExecutions, &Payments, &Transfers, &Balances, &Fees} {
+		if t.Source == source {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
 // Canonical maps a field name to the table's column name: names are matched
 // case and space insensitively, and the provider's ripplenet_ prefix is
 // accepted for network_ (ripplenet_payment_id) or for no prefix

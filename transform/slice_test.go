@@ -25,6 +25,10 @@ func writeExtract(t *testing.T, files ...raw) string {
 	dir := t.TempDir()
 	var index []extract.RawFile
 	for _, f := range files {
+		index = append(index, f.file)
+		if f.file.Path == "" {
+			continue // a FAILED file has none
+		}
 		p := filepath.Join(dir, filepath.FromSlash(f.file.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -32,7 +36,6 @@ func writeExtract(t *testing.T, files ...raw) string {
 		if err := os.WriteFile(p, f.body, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		index = append(index, f.file)
 	}
 	b, err := json.Marshal(index)
 	if err != nil {
@@ -238,5 +241,43 @@ func TestOverlappingRangesNeverDuplicate(t *testing.T) {
 		if nOps != 7 || entries != 2 {
 			t.Errorf("order %v: %d payment_ops rows and %d statement entries, want 7 and 2", order, nOps, entries)
 		}
+	}
+}
+
+// TestSourceNotPulledKeepsItsRows: a liquidation or server API source that
+// was not pulled (a FAILED file without a path) loads nothing and leaves the
+// rows an earlier load brought; another list of the same source still loads.
+func TestSourceNotPulledKeepsItsRows(t *testing.T) {
+	src := "../testdata/load/sources"
+	files, err := extract.ReadIndex(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := newDB(t)
+	load(t, db, src)
+	count := func() (n [2]int) {
+		t.Helper()
+		if err := db.QueryRow(`SELECT (SELECT count(*) FROM liquidations), (SELECT count(*) FROM payments)`).Scan(&n[0], &n[1]); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	if before[0] == 0 || before[1] == 0 {
+		t.Fatalf("the sources hold %v liquidations and payments", before)
+	}
+	w := window(t, "2026-10-01", "2026-10-02")
+	failed := func(source string) raw {
+		return raw{file: extract.RawFile{Source: source, Format: extract.FormatJSON, Window: w, Status: extract.StatusFailed}}
+	}
+	var page raw // one page of the payments, loaded again beside a list that failed
+	for _, f := range files {
+		if f.Source == extract.SourcePayment && f.Page == 0 {
+			page = raw{f, readTestdata(t, "sources/"+f.Path)}
+		}
+	}
+	load(t, db, writeExtract(t, failed(extract.SourceLiquidation), failed(extract.SourcePayment), page))
+	if after := count(); after != before {
+		t.Errorf("liquidations and payments %v after a load that pulled neither, %v before", after, before)
 	}
 }

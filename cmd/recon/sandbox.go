@@ -33,7 +33,7 @@ func (f *sandboxFlags) register(cmd *cobra.Command, defStart string) {
 	cmd.Flags().Int64Var(&f.seed, "seed", 1, "seed of the generated data")
 	cmd.Flags().StringVar(&f.start, "start", defStart, "first generated UTC day (YYYY-MM-DD, today, yesterday)")
 	cmd.Flags().IntVar(&f.days, "days", 7, "number of generated days")
-	cmd.Flags().IntVar(&f.perDay, "payments-per-day", 40, "payments generated per day")
+	cmd.Flags().IntVar(&f.perDay, "payments-per-day", 100, "payments generated per day")
 	cmd.Flags().StringVar(&f.truth, "truth", "", "write the injected breaks (ground truth) as JSON to this file")
 	cmd.Flags().StringVar(&f.faults, "faults", "", `fault profile: "moderate", or a JSON file of knobs (docs/sandbox.md)`)
 }

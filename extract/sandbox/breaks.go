@@ -44,8 +44,8 @@ type injector struct {
 	pair     bool // the break reuses an earlier payment of the same sender node (the partner)
 	eligible func(*Sandbox, *payment) bool
 	apply    func(*Sandbox, *payment, *injection)
-	account  func(*payment) string    // the account the rule reports; nil: none
-	due      func(*payment) time.Time // when the grace period starts; nil: the rule has none
+	account  func(*payment) string              // the account the rule reports; nil: none
+	due      func(*Sandbox, *payment) time.Time // when the grace period starts (zero: long ago); nil: the rule has none
 }
 
 // injection is one injector applied to one payment.
@@ -73,7 +73,7 @@ var partnerOf = &injector{}
 var injectors = []injector{
 	{rule: "ops_missing_in_recon", eligible: hasMoved, apply: omit(omitRecon)},
 	{rule: "recon_missing_in_ops", eligible: always, apply: omit(omitOps)},
-	{rule: "ops_recon_amount_mismatch", eligible: always, apply: reconMismatch},
+	{rule: "ops_recon_amount_mismatch", eligible: unliquidated, apply: reconMismatch},
 	{rule: "payment_missing_in_statement", eligible: hasMoved, apply: omit(omitStatement), account: ourAccount, due: executed},
 	{rule: "statement_entry_without_payment", eligible: judgedEntry, apply: omit(omitOps | omitRecon), account: ourAccount, due: executed},
 	{rule: "statement_amount_mismatch", eligible: hasMoved, apply: entryAmount, account: ourAccount},
@@ -82,12 +82,23 @@ var injectors = []injector{
 	{rule: "duplicate_end_to_end_id", pair: true, eligible: always, apply: reuseEndToEndID, account: senderAccount},
 	{rule: "fx_rate_outlier", eligible: quotedByUs, apply: fxOff(false), account: ourAccount},
 	{rule: "fx_rate_outlier", decoy: true, eligible: quotedByUs, apply: fxOff(true)},
+	// Liquidation and server API kinds: breaks_services.go.
+	{rule: "liquidation_missing", eligible: receivedCompleted, apply: dropLiquidation, account: ourAccount, due: executed},
+	{rule: "liquidation_amount_mismatch", eligible: liquidated, apply: liquidationAmount(false), account: ourAccount},
+	{rule: "liquidation_amount_mismatch", decoy: true, eligible: liquidated, apply: liquidationAmount(true)},
+	{rule: "liquidation_not_delivered", eligible: liquidatedOnDay, apply: undelivered(false), account: ourAccount},
+	{rule: "liquidation_not_delivered", decoy: true, eligible: liquidatedOnDay, apply: undelivered(true)},
+	{rule: "liquidation_stuck", eligible: liquidatedOnDay, apply: stuck, account: ourAccount, due: liquidationCreated},
+	{rule: "payment_state_mismatch", eligible: odlMoved, apply: stateMismatch(false), account: ourAccount},
+	{rule: "payment_state_mismatch", decoy: true, eligible: odlMoved, apply: stateMismatch(true)},
+	{rule: "payment_stale", eligible: createdOnDay, apply: stale, account: ourAccount, due: staleSince},
+	{rule: "payment_stale", decoy: true, eligible: odlMoved, apply: deliveredAfterAmend},
 }
 
 func always(*Sandbox, *payment) bool { return true }
 
 // moved reports whether the payment moved money (COMPLETED or EXECUTED).
-func moved(p *payment) bool { return p.state != stateFailed }
+func moved(p *payment) bool { return p.state == stateCompleted || p.state == stateExecuted }
 
 func hasMoved(_ *Sandbox, p *payment) bool { return moved(p) }
 
@@ -109,10 +120,10 @@ func failable(s *Sandbox, p *payment) bool {
 // quotedByUs: we send it across currencies, so the reports carry fx_spot_rate.
 func quotedByUs(_ *Sandbox, p *payment) bool { return p.out && p.odl && moved(p) }
 
-func ourAccount(p *payment) string    { return p.ours.addr() }
-func senderAccount(p *payment) string { return p.sender.addr() }
-func executed(p *payment) time.Time   { return p.executed }
-func failedAt(p *payment) time.Time   { return p.failed }
+func ourAccount(p *payment) string              { return p.ours.addr() }
+func senderAccount(p *payment) string           { return p.sender.addr() }
+func executed(_ *Sandbox, p *payment) time.Time { return p.executed }
+func failedAt(_ *Sandbox, p *payment) time.Time { return p.failed }
 
 // ssaAccount is the sender's settlement account at the destination exchange.
 func (p *payment) ssaAccount() string {
@@ -163,11 +174,16 @@ func chainJump(_ *Sandbox, p *payment, in *injection) {
 	p.edit = &edits{entry: func(e *entry) { e.jump = jump }}
 }
 
-// unrecovered fails the payment and leaves its recovery transfer PENDING or FAILED.
-func unrecovered(_ *Sandbox, p *payment, in *injection) {
+// fail makes a payment that moved money FAILED at the time it executed.
+func fail(p *payment) {
 	if p.state != stateFailed {
 		p.state, p.failed, p.executed = stateFailed, p.executed, time.Time{}
 	}
+}
+
+// unrecovered fails the payment and leaves its recovery transfer PENDING or FAILED.
+func unrecovered(_ *Sandbox, p *payment, in *injection) {
+	fail(p)
 	state := "PENDING"
 	if in.variant%2 == 1 {
 		state = stateFailed
@@ -214,13 +230,13 @@ func (p *payment) setSent(sent decimal.Decimal) {
 }
 
 // retime moves the payment's quote to q (inside its own slot), creation a
-// second later and settlement (or failure) two minutes after the quote.
+// second later and settlement (or failure), if it has one, two minutes after the quote.
 func retime(p *payment, q time.Time) {
 	p.quote, p.created = q, q.Add(time.Second)
-	if p.state == stateFailed {
-		p.failed = q.Add(2 * time.Minute)
-	} else {
-		p.executed = q.Add(2 * time.Minute)
+	for _, t := range []*time.Time{&p.executed, &p.failed} {
+		if !t.IsZero() {
+			*t = q.Add(2 * time.Minute)
+		}
 	}
 }
 
@@ -344,7 +360,7 @@ func (s *Sandbox) recordTruth() {
 		switch {
 		case inj.decoy:
 			s.truth.Decoys = append(s.truth.Decoys, b)
-		case inj.due != nil && inj.due(p).Add(grace).After(s.anchor):
+		case inj.due != nil && inj.due(s, p).Add(grace).After(s.anchor):
 			s.truth.Pending = append(s.truth.Pending, b)
 		default:
 			s.truth.Breaks = append(s.truth.Breaks, b)

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -29,6 +30,7 @@ type Faults struct {
 	Truncate       float64  `json:"truncated_downloads"` // share of downloads cut off halfway
 	MalformedRows  float64  `json:"malformed_rows"`      // share of report rows followed by a malformed copy
 	DownloadHost   bool     `json:"download_host"`       // download links point to Config.FilesURL, a second listener
+	Down           []string `json:"down"`                // routes (patterns as Requests names them) answering 503 to every request: an outage
 }
 
 // ModerateFaults is every network fault at a moderate rate, with data faults
@@ -122,6 +124,7 @@ const (
 	faultFailed      = "failed_report"
 	faultEmpty       = "empty_report"
 	faultMalformed   = "malformed_row"
+	faultDown        = "down"
 )
 
 // streak is what the fault draw keeps per distinct request.
@@ -145,13 +148,18 @@ func hash(s string) uint64 {
 	return h.Sum64()
 }
 
-// draw decides the fault of one request: "" (none), faultRateLimit,
-// faultServerError or, for downloads, faultTruncated. After MaxConsecutive
-// faults in a row the same request passes.
+// draw decides the fault of one request: "" (none), faultDown,
+// faultRateLimit, faultServerError or, for downloads, faultTruncated. After
+// MaxConsecutive faults in a row the same request passes, unless its route is down.
 func (s *Sandbox) draw(pattern, key string, download bool) string {
 	f := s.cfg.Faults
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if slices.Contains(f.Down, pattern) {
+		s.injected[faultDown]++
+		s.faultsOn[pattern]++
+		return faultDown
+	}
 	st := s.streaks[key]
 	if st == nil {
 		st = &streak{}
@@ -204,6 +212,11 @@ func (s *Sandbox) inject(pattern string, download bool, h http.HandlerFunc) http
 			w.Header().Set("Retry-After", strconv.Itoa(s.cfg.Faults.RetryAfter))
 			writeJSON(w, http.StatusTooManyRequests, map[string]any{"type": "urn:recon-sandbox:error:rate_limited",
 				"title": "Too Many Requests", "status": http.StatusTooManyRequests, "detail": "rate limit exceeded, retry later"})
+			return
+		case faultDown:
+			w.Header().Set("Retry-After", strconv.Itoa(s.cfg.Faults.RetryAfter))
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"type": "urn:recon-sandbox:error:unavailable",
+				"title": "Service Unavailable", "status": http.StatusServiceUnavailable, "detail": "the service is down"})
 			return
 		case faultServerError:
 			switch code := []int{502, 503, 504}[s.rng(tagFault, hash(key), 1<<32).IntN(3)]; code {

@@ -9,6 +9,7 @@ package sandbox
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"math/rand/v2"
@@ -26,7 +27,7 @@ type Config struct {
 	Seed           int64
 	Start          time.Time        // first generated day (truncated to its UTC midnight)
 	Days           int              // number of generated days (at least 1)
-	PaymentsPerDay int              // default 40
+	PaymentsPerDay int              // default 100
 	Now            func() time.Time // clock for token expiry, the 9-month rule, scheduled reports and (read in New) the truth's as-of; default time.Now
 	PendingPolls   int              // GETs of a report that still answer PENDING (default 2; negative: ready at once)
 	TokenTTL       time.Duration    // default 1h
@@ -39,15 +40,16 @@ type Config struct {
 
 // Sandbox is a simulated network; it is safe for concurrent use.
 type Sandbox struct {
-	cfg    Config
-	start  int64 // first generated day, in days since the Unix epoch
-	days   int64
-	n      int                   // payments per day
-	breaks map[uint64]*injection // by dayKey; read-only after New
-	anchor time.Time             // Now at New: the as-of time of the truth
-	truth  Truth
-	mux    *http.ServeMux
-	files  *http.ServeMux // the download host
+	cfg      Config
+	start    int64 // first generated day, in days since the Unix epoch
+	days     int64
+	n        int                   // payments per day
+	breaks   map[uint64]*injection // by dayKey; read-only after New
+	anchor   time.Time             // Now at New: the as-of time of the truth
+	truth    Truth
+	mux      *http.ServeMux
+	files    *http.ServeMux // the download host
+	patterns []string       // the routes of both, as Requests names them
 
 	mu        sync.Mutex
 	requests  map[string]int
@@ -91,7 +93,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	orDefault(&cfg.PaymentsPerDay, 40)
+	orDefault(&cfg.PaymentsPerDay, 100)
 	orDefault(&cfg.PendingPolls, 2)
 	orDefault(&cfg.BreaksPerDay, 2)
 	orDefault(&cfg.TokenTTL, time.Hour)
@@ -116,6 +118,11 @@ func New(cfg Config) (*Sandbox, error) {
 	s.anchor = s.now()
 	s.injectBreaks()
 	s.routes()
+	for _, d := range cfg.Faults.Down {
+		if !slices.Contains(s.patterns, d) {
+			return nil, fmt.Errorf("sandbox faults: down %q is not a route (%s)", d, strings.Join(s.patterns, ", "))
+		}
+	}
 	return s, nil
 }
 
@@ -154,7 +161,8 @@ func (s *Sandbox) InjectedOn(pattern string) int {
 
 // Injected counts the faults injected so far, by kind: rate_limit,
 // server_error, truncated_download, token_expired, failed_report,
-// empty_report and malformed_row (rows in the reports sized for download).
+// empty_report, malformed_row (rows in the reports sized for download) and
+// down (answers of a route that is down).
 func (s *Sandbox) Injected() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -215,6 +223,7 @@ const (
 	tagAPIPayment
 	tagFee
 	tagSign
+	tagRetry
 )
 
 func (s *Sandbox) routes() {
@@ -245,6 +254,7 @@ func (s *Sandbox) routes() {
 // requests, and dates its answers by the sandbox's clock.
 func (s *Sandbox) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 	download := mux == s.files || strings.Contains(pattern, "/download/")
+	s.patterns = append(s.patterns, pattern)
 	faulty := s.inject(pattern, download, h)
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()

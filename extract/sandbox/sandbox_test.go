@@ -207,9 +207,10 @@ func writeReport(t *testing.T, s *sandbox.Sandbox, typ, format string, w extract
 
 func TestNewRejectsBadConfig(t *testing.T) {
 	for name, cfg := range map[string]sandbox.Config{
-		"no start":      {Days: 1},
-		"no days":       {Start: day0},
-		"negative rate": {Start: day0, Days: 1, PaymentsPerDay: -1},
+		"no start":           {Days: 1},
+		"no days":            {Start: day0},
+		"negative rate":      {Start: day0, Days: 1, PaymentsPerDay: -1},
+		"unknown route down": {Start: day0, Days: 1, Faults: sandbox.Faults{Down: []string{"GET /liquidations/{payment}"}}},
 	} {
 		if _, err := sandbox.New(cfg); err == nil {
 			t.Errorf("%s: New accepted %+v", name, cfg)
@@ -608,6 +609,7 @@ func TestStatementPaging(t *testing.T) {
 	e := start(t, sandbox.Config{})
 	tok := e.token(t)
 	from, to := day0, day0.AddDate(0, 0, 4) // the generated days and the day after
+	chainBreaks := 0
 	for _, acct := range e.s.Accounts() {
 		t.Run(acct, func(t *testing.T) {
 			pages := e.statement(t, tok, acct, from, to, 7)
@@ -653,7 +655,8 @@ func TestStatementPaging(t *testing.T) {
 					want = append(want, b.PaymentID)
 				}
 			}
-			if diff := cmp.Diff(slices.Sorted(slices.Values(want)), slices.Sorted(slices.Values(jumps))); len(want) == 0 || diff != "" {
+			chainBreaks += len(want)
+			if diff := cmp.Diff(slices.Sorted(slices.Values(want)), slices.Sorted(slices.Values(jumps))); diff != "" {
 				t.Errorf("entries breaking the chain differ from the truth's chain breaks (-truth +served):\n%s", diff)
 			}
 			// Windows join: a window's closing balance opens the next.
@@ -663,6 +666,9 @@ func TestStatementPaging(t *testing.T) {
 				t.Errorf("split windows: %s/%s then %s/%s, whole %s", a.OpeningBalance, a.ClosingBalance, b.OpeningBalance, b.ClosingBalance, pages[0].ClosingBalance)
 			}
 		})
+	}
+	if chainBreaks == 0 {
+		t.Error("the truth has no chain break to serve")
 	}
 
 	acct := e.s.Accounts()[0]
@@ -756,14 +762,16 @@ func TestTruthMatchesServedData(t *testing.T) {
 	wantPerRule := map[string]int{}
 	for _, id := range []string{"ops_missing_in_recon", "recon_missing_in_ops", "ops_recon_amount_mismatch",
 		"payment_missing_in_statement", "statement_entry_without_payment", "statement_amount_mismatch",
-		"statement_balance_chain_break", "failed_payment_unrecovered", "duplicate_end_to_end_id", "fx_rate_outlier"} {
+		"statement_balance_chain_break", "failed_payment_unrecovered", "duplicate_end_to_end_id", "fx_rate_outlier",
+		"liquidation_missing", "liquidation_amount_mismatch", "liquidation_not_delivered", "liquidation_stuck",
+		"payment_state_mismatch", "payment_stale"} {
 		wantPerRule[id] = 6
 	}
 	if !cmp.Equal(perRule, wantPerRule) {
 		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, wantPerRule)
 	}
-	if len(truth.Pending) != 0 || len(truth.Decoys) != 6 || !truth.AsOf.Equal(now0) {
-		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 6 decoys",
+	if len(truth.Pending) != 0 || len(truth.Decoys) != 30 || !truth.AsOf.Equal(now0) {
+		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 30 decoys (5 kinds)",
 			truth.AsOf, len(truth.Pending), len(truth.Decoys), now0)
 	}
 	var buf bytes.Buffer
@@ -780,7 +788,7 @@ func TestTruthMatchesServedData(t *testing.T) {
 // item due shortly after it, and every item sits on the side the truth says.
 func TestGraceEdges(t *testing.T) {
 	asOf := day0.Add(54 * time.Hour) // grace periods of 24 h end inside the generated days
-	e := start(t, sandbox.Config{Now: func() time.Time { return asOf }, PaymentsPerDay: 400})
+	e := start(t, sandbox.Config{Now: func() time.Time { return asOf }, PaymentsPerDay: 1000})
 	tok := e.token(t)
 	w := window(t, "2026-10-01", "2026-10-03")
 	settled := map[string]time.Time{} // payment id -> executed_at, or execution_timestamp of a failure
@@ -809,8 +817,25 @@ func TestGraceEdges(t *testing.T) {
 			}
 		}
 	}
+	// The waits of the liquidation and server API rules start elsewhere: a
+	// liquidation's creation; a stale payment's contract expiry, or its
+	// execution when its payout failed recoverably.
+	started := map[string]map[string]time.Time{"liquidation_stuck": {}, "payment_stale": {}}
+	for _, l := range e.list(t, tok, "/liquidations?start_date="+stamp(w.Start())+"&end_date="+stamp(w.End()), "results", 200) {
+		started["liquidation_stuck"][l["network_payment_id"].(string)] = parse(l["created_at"].(string))
+	}
+	for _, p := range e.list(t, tok, "/v4/payments?range_field=MODIFIED_AT&after="+stamp(w.Start().Add(-time.Millisecond))+"&before="+stamp(w.End().AddDate(0, 0, 1)), "content", 100) {
+		switch p["payment_state"] {
+		case "EXECUTED":
+			started["payment_stale"][p["payment_id"].(string)] = parse(p["executed_at"].(string))
+		case "COMPLETED", "FAILED":
+		default:
+			started["payment_stale"][p["payment_id"].(string)] = parse(p["contract"].(map[string]any)["expires_at"].(string))
+		}
+	}
 	truth := e.s.Truth()
-	graceRules := []string{"payment_missing_in_statement", "statement_entry_without_payment", "failed_payment_unrecovered"}
+	graceRules := []string{"payment_missing_in_statement", "statement_entry_without_payment", "failed_payment_unrecovered",
+		"liquidation_missing", "liquidation_stuck", "payment_stale"}
 	justPast, justInside := map[string]bool{}, map[string]bool{}
 	for _, l := range []struct {
 		items   []sandbox.TruthBreak
@@ -821,6 +846,12 @@ func TestGraceEdges(t *testing.T) {
 				continue
 			}
 			at, ok := settled[b.PaymentID]
+			if m := started[b.RuleID]; m != nil {
+				at, ok = m[b.PaymentID]
+			}
+			if b.RuleID == "payment_stale" && !l.pending && !ok {
+				continue // an irrecoverable payout is a break at once: no wait
+			}
 			if !ok {
 				t.Fatalf("%s %s: no settlement time served", b.RuleID, b.PaymentID)
 			}

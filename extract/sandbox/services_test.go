@@ -221,6 +221,31 @@ func TestPaymentsAgreeWithTheReports(t *testing.T) {
 			}
 		}
 	}
+	// FAILED payments never executed: only the list by modified_at (the failure) has them.
+	failed := map[string]bool{}
+	for _, r := range e.rows(t, tok, extract.ReportPaymentOps) {
+		if r["payment_state"] == "FAILED" && r["quote_ts"] < before {
+			failed[r["network_payment_id"]] = true
+		}
+	}
+	byModified := map[string]bool{}
+	for _, p := range e.list(t, tok, "/v4/payments?range_field=MODIFIED_AT&after="+after+"&before="+stamp(day0.AddDate(0, 0, 2)), "content", 100) {
+		if p["payment_state"] == "FAILED" {
+			byModified[p["payment_id"].(string)] = true
+		}
+	}
+	byExecuted := map[string]bool{}
+	for _, p := range items {
+		byExecuted[p["payment_id"].(string)] = true
+	}
+	for id := range failed {
+		if !byModified[id] || byExecuted[id] {
+			t.Errorf("FAILED payment %s: listed by modified_at %v, by executed_at %v", id, byModified[id], byExecuted[id])
+		}
+	}
+	if len(failed) == 0 {
+		t.Error("no FAILED payment on the first day")
+	}
 	labelled := e.list(t, tok, "/v4/payments?with_labels=AMEND", "content", 100)
 	all := e.list(t, tok, "/v4/payments", "content", 100)
 	if len(labelled) == 0 || len(labelled) >= len(all) {
