@@ -87,10 +87,7 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 	if _, err := transform.NewLoader(db, rawDir, m.Run.ID, log).Load(ctx, files); err != nil {
 		return r, fmt.Errorf("replay %s: load: %w", runID, err)
 	}
-	if _, err := rules.Apply(ctx, db, catalogue, rules.Run{
-		ID: m.Run.ID, Window: m.Run.Window, AsOf: m.Run.AsOf, Accounts: m.Run.Accounts, Params: m.Run.Params,
-		Gaps: gaps(files),
-	}); err != nil {
+	if _, err := rules.Apply(ctx, db, catalogue, ruleRun(m.Run, files)); err != nil {
 		return r, fmt.Errorf("replay %s: rules: %w", runID, err)
 	}
 	if _, err := output.WriteReports(ctx, db, m.Run, dir); err != nil {

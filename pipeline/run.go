@@ -163,11 +163,17 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}
 	res.Quarantined, res.Changes = loaded.Quarantined(), loaded.Changes()
 
+	info := output.RunInfo{
+		ID: res.RunID, Window: w, AsOf: started, StartedAt: started, ToolVersion: cfg.Version,
+		Accounts: cfg.Accounts, Params: cfg.Params, Rows: res.Loaded, Quarantined: res.Quarantined,
+	}
+	for _, r := range catalogue {
+		info.Rules = append(info.Rules, output.RuleRef{ID: r.ID, Severity: r.Severity, SHA256: r.SHA256})
+	}
+
 	// Rules.
 	if err := timed("rules", func() (int64, error) {
-		r, err := rules.Apply(ctx, wh.DB, catalogue, rules.Run{
-			ID: res.RunID, Window: w, AsOf: started, Accounts: cfg.Accounts, Params: cfg.Params, Gaps: gaps(files),
-		})
+		r, err := rules.Apply(ctx, wh.DB, catalogue, ruleRun(info, files))
 		res.Found, res.Resolved = r.Found, r.Resolved
 		for _, h := range r.Held {
 			res.Reasons = append(res.Reasons, fmt.Sprintf("rule %s held for %s: %s is incomplete", h.Rule, h.Window, h.Table))
@@ -187,13 +193,7 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	if len(res.Reasons) > 0 {
 		res.Verdict = output.Incomplete
 	}
-	info := output.RunInfo{
-		ID: res.RunID, Window: w, AsOf: started, StartedAt: started, Verdict: res.Verdict, Reasons: res.Reasons,
-		ToolVersion: cfg.Version, Accounts: cfg.Accounts, Params: cfg.Params, Rows: res.Loaded, Quarantined: res.Quarantined,
-	}
-	for _, r := range catalogue {
-		info.Rules = append(info.Rules, output.RuleRef{ID: r.ID, Severity: r.Severity, SHA256: r.SHA256})
-	}
+	info.Verdict, info.Reasons = res.Verdict, res.Reasons
 
 	// From here the run commits: once asked to stop, it finishes report,
 	// archive, ledger and publish rather than leave half a run.
@@ -294,6 +294,13 @@ func recordRun(ctx context.Context, wh *Warehouse, info output.RunInfo, stages [
 		}
 	}
 	return tx.Commit()
+}
+
+// ruleRun is what the rules judge for a run; Replay calls it with the
+// archived run's metadata, so a replay binds exactly what the run bound.
+func ruleRun(info output.RunInfo, files []extract.RawFile) rules.Run {
+	return rules.Run{ID: info.ID, Window: info.Window, AsOf: info.AsOf, Accounts: info.Accounts,
+		Params: info.Params, Gaps: gaps(files)}
 }
 
 // gaps lists the tables whose source failed for a window (a FAILED report, a
