@@ -73,10 +73,10 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 		}
 		bad = append(bad, bs[i].bad...)
 	}
-	if err := stageQuarantine(ctx, conn, bad); err != nil {
+	stats := fileStats(files, bs...)
+	if err := stageRecord(ctx, conn, bad, stats); err != nil {
 		return nil, err
 	}
-	stats := fileStats(files, bs...)
 
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -93,11 +93,8 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 	for _, t := range liquidationTables {
 		stmts = append(stmts, insertSQL(t, "stage_"+t.Name))
 	}
-	if err := execAll(ctx, tx, args, stmts...); err != nil {
+	if err := execAll(ctx, tx, args, append(stmts, recordFilesSQL...)...); err != nil {
 		return nil, fmt.Errorf("load liquidations: %w", err)
-	}
-	if err := l.quarantineAndRecord(ctx, tx, args, stats); err != nil {
-		return nil, err
 	}
 	return stats, tx.Commit()
 }

@@ -204,34 +204,29 @@ func execAll(ctx context.Context, tx *sql.Tx, args []any, stmts ...string) error
 	return nil
 }
 
-// insertQuarantineSQL moves the stage's rejected rows of one file into quarantine.
-const insertQuarantineSQL = `INSERT INTO quarantine (source, account, window_from, window_to, record_key, source_file,
-	report_id, line, path, reason, raw, run_id)
-	SELECT $source, $account, $from, $to, record_key, _file, $report_id, _line, path, reason, raw, $run_id
-	FROM stage_quarantine WHERE _file = $file`
+// recordFilesSQL moves the rejected rows of the files in stage_files from
+// stage_quarantine into quarantine, and writes the files' rows of source_files.
+var recordFilesSQL = []string{
+	`INSERT INTO quarantine (source, account, window_from, window_to, record_key, source_file,
+		report_id, line, path, reason, raw, run_id)
+	SELECT f.source, f.account, f.window_from, f.window_to, q.record_key, q._file, f.report_id, q._line, q.path, q.reason,
+		q.raw, $run_id
+	FROM stage_quarantine q JOIN stage_files f ON f.source_file = q._file
+	ORDER BY f.n, q._line`,
+	`INSERT OR REPLACE INTO source_files (run_id, source, source_file, request, sha256, size_bytes, fetched_at, window_from,
+		window_to, account, report_id, rows_loaded, rows_quarantined)
+	SELECT $run_id, source, source_file, request, sha256, size_bytes, fetched_at, window_from, window_to, account, report_id,
+		rows_loaded, rows_quarantined
+	FROM stage_files ORDER BY n`,
+}
 
-// recordFile writes a raw file's row of source_files.
-func (l *Loader) recordFile(ctx context.Context, tx *sql.Tx, fs FileStats) error {
-	f := fs.File
-	var fetched, from, to, account, report any
-	if !f.FetchedAt.IsZero() {
-		fetched = f.FetchedAt
+// stageRecord stages the rejected rows and the files of a slice, which
+// recordFilesSQL then records inside the slice's transaction.
+func stageRecord(ctx context.Context, conn *sql.Conn, bad []quarantined, stats []FileStats) error {
+	if err := stageQuarantine(ctx, conn, bad); err != nil {
+		return err
 	}
-	if !f.Window.From.IsZero() {
-		from, to = f.Window.From, f.Window.To
-	}
-	if f.Account != "" {
-		account = f.Account
-	}
-	if f.ReportID != "" {
-		report = f.ReportID
-	}
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO source_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		l.runID, f.Source, f.Path, f.Request, f.SHA256, f.Size, fetched, from, to, account, report, fs.Rows, fs.Quarantined)
-	if err != nil {
-		return fmt.Errorf("record file %s: %w", f.Path, err)
-	}
-	return nil
+	return stageFiles(ctx, conn, stats)
 }
 
 // windowArgs are the named arguments of a file's window ($from, $to as days;
