@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"net"
 	"net/http"
@@ -109,8 +108,7 @@ func New(cfg Config) (*Client, error) {
 			MaxIdleConnsPerHost:   workers,
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: time.Minute,
-			ExpectContinueTimeout: time.Second,
+			ExpectContinueTimeout: time.Second, // response headers: HeaderTimeout, DownloadHeaderTimeout (Client.do)
 		}}
 	}
 	base := hc.Transport
@@ -119,6 +117,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	plain, authed := *hc, *hc
 	plain.Transport = base
+	if plain.Timeout == 0 {
+		plain.Timeout = HeaderTimeout // token requests: small answers, bounded like any API call
+	}
 	tokens := &tokenSource{
 		url: cfg.AuthURL + PathToken, clientID: cfg.ClientID, secret: cfg.ClientSecret, audience: cfg.Audience,
 		basic: cfg.BasicAuth, http: &plain, now: time.Now, log: log,
@@ -422,7 +423,7 @@ func (c *Client) finishReport(ctx context.Context, r Report, w Window, dir strin
 // extractStatement writes every statement page of one account.
 func (c *Client) extractStatement(ctx context.Context, account string, w Window, dir string) ([]RawFile, error) {
 	folder := path.Join("statements", safeName(account))
-	files, err := savePages(dir, c.StatementPages(ctx, account, w, MaxStatementPage), func(page int) RawFile {
+	files, err := c.savePages(ctx, dir, c.statementPager(account, w, MaxStatementPage), func(page int) RawFile {
 		return RawFile{Source: SourceStatement, Window: w, Account: account, Page: page,
 			Path:    path.Join(folder, fmt.Sprintf("%s_%s_p%04d.json", w.From.Format(DateLayout), w.To.Format(DateLayout), page)),
 			Request: "GET " + c.statementURL(account, w, page, MaxStatementPage)}
@@ -437,17 +438,13 @@ func (c *Client) extractStatement(ctx context.Context, account string, w Window,
 // extractLiquidations lists the liquidations created in w, then fetches
 // each one with its trades (liquidationWorkers at a time).
 func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) ([]RawFile, error) {
-	var pages [][]byte
-	for body, err := range c.LiquidationPages(ctx, w, MaxLiquidationPage) {
-		if err != nil {
-			return nil, err
-		}
-		pages = append(pages, body)
-	}
-	ids, err := liquidationIDs(pages)
-	if err != nil {
+	var list liquidationIDs
+	if err := c.fetchPages(ctx, c.liquidationPager(w, MaxLiquidationPage), func(p pageInfo, _ []byte) error {
+		return list.add(p.items)
+	}); err != nil {
 		return nil, err
 	}
+	ids := list.ids
 	files := make([]RawFile, len(ids))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(liquidationWorkers)
@@ -476,10 +473,9 @@ func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) 
 // serverJobs pull the server API sources: payments executed in w,
 // transfers created in w (and any newer), the balances and the fees.
 func (c *Client) serverJobs(w Window, dir string) []job {
-	type pages func(context.Context) iter.Seq2[[]byte, error]
-	paged := func(source string, seq pages, name, u func(page int) string) job {
+	paged := func(source string, p pager, name, u func(page int) string) job {
 		return func(ctx context.Context) (outcome, error) {
-			files, err := savePages(dir, seq(ctx), func(page int) RawFile {
+			files, err := c.savePages(ctx, dir, p, func(page int) RawFile {
 				return RawFile{Source: source, Window: w, Page: page, Path: name(page), Request: "GET " + u(page)}
 			})
 			if err != nil {
@@ -492,18 +488,13 @@ func (c *Client) serverJobs(w Window, dir string) []job {
 	days := w.From.Format(DateLayout) + "_" + w.To.Format(DateLayout)
 	q := paymentQuery(w)
 	return []job{
-		paged(SourcePayment,
-			func(ctx context.Context) iter.Seq2[[]byte, error] { return c.PaymentPages(ctx, q, MaxServerPage) },
+		paged(SourcePayment, c.paymentPager(q, MaxServerPage),
 			func(p int) string { return fmt.Sprintf("payments/%s_p%04d.json", days, p) },
 			func(p int) string { return c.paymentURL(q, p, MaxServerPage) }),
-		paged(SourceTransfer,
-			func(ctx context.Context) iter.Seq2[[]byte, error] {
-				return c.TransferPages(ctx, w.Start(), MaxServerPage)
-			},
+		paged(SourceTransfer, c.transferPager(w.Start(), MaxServerPage),
 			func(p int) string { return fmt.Sprintf("transfers/p%04d.json", p) },
 			func(p int) string { return c.transferURL(p, MaxServerPage) }),
-		paged(SourceFee,
-			func(ctx context.Context) iter.Seq2[[]byte, error] { return c.FeePages(ctx, MaxServerPage) },
+		paged(SourceFee, c.feePager(MaxServerPage),
 			func(p int) string { return fmt.Sprintf("fees/p%04d.json", p) },
 			func(p int) string { return c.feeURL(p, MaxServerPage) }),
 		func(ctx context.Context) (outcome, error) {
@@ -521,22 +512,22 @@ func (c *Client) serverJobs(w Window, dir string) []job {
 	}
 }
 
-// savePages writes each page of seq to dir/<its Path> and returns the
-// RawFiles that file(page) describes, completed with format, status and hash.
-func savePages(dir string, seq iter.Seq2[[]byte, error], file func(page int) RawFile) ([]RawFile, error) {
+// savePages fetches every page of p and writes each to dir/<its Path> as
+// it arrives; it returns the RawFiles that file(page) describes, completed
+// with format, status and hash, once the whole list is read.
+func (c *Client) savePages(ctx context.Context, dir string, p pager, file func(page int) RawFile) ([]RawFile, error) {
 	var files []RawFile
-	for body, err := range seq {
-		if err != nil {
-			return nil, err
-		}
+	err := c.fetchPages(ctx, p, func(_ pageInfo, body []byte) error {
 		f := file(len(files))
 		f.Format, f.Status = FormatJSON, StatusReady
+		var err error
 		if f.SHA256, f.Size, err = save(dir, f.Path, body); err != nil {
-			return nil, fmt.Errorf("page %d: %w", f.Page, err)
+			return err
 		}
 		files = append(files, f)
-	}
-	return files, nil
+		return nil
+	})
+	return files, err
 }
 
 // save writes body to dir/rel through a temporary file.

@@ -57,7 +57,7 @@ type Sandbox struct {
 	reports   map[string]*report           // created through the API
 	creations map[string]int               // reports created per type, format and window
 	deleted   map[string]bool              // deleted scheduled reports
-	sizes     map[string]int64             // download sizes by report id
+	sizes     map[string]int64             // reports generated whole once, by id, with their size when declared (Faults.Truncate)
 	streaks   map[string]*streak           // fault draws per distinct request
 	injected  map[string]int               // faults injected, by kind
 	faultsOn  map[string]int               // 429 and 5xx answers, by pattern
