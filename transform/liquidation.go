@@ -18,7 +18,7 @@ import (
 
 // liquidationChunk is how many liquidation files are staged and replaced per
 // transaction; it bounds the memory of a large load.
-const liquidationChunk = 2000
+const liquidationChunk = 10000
 
 // liquidationParts are the nested objects of a liquidation flattened into
 // its row as <part>_<snake_case field>.

@@ -68,6 +68,7 @@ type liquidation struct {
 	} `json:"trading_summary"`
 
 	created time.Time // CreatedAt, for selection and order
+	key     uint64    // dayKey of its payment
 	omit    bool      // set by an injected break: the liquidation does not exist
 }
 
@@ -123,7 +124,7 @@ func (s *Sandbox) liquidation(p *payment) *liquidation {
 		UniqueReferenceID: p.internalID(), NetworkPaymentID: p.id, NetworkPaymentCreatedAt: ts(p.created),
 		NetworkSenderAddress: p.sender.addr(), NetworkReceiverAddress: p.receiver.addr(),
 		DestinationAmount: num(fiat(p.received)), DestinationCurrency: cur, DestinationVenue: exchange,
-		EstimateType: "firm", LiquidationSource: "ODL_PAYMENT", Status: liqCompleted,
+		EstimateType: "firm", LiquidationSource: "ODL_PAYMENT", Status: liqCompleted, key: dayKey(p.day, p.idx),
 	}
 	l.created = p.created.Add(time.Duration(1000+r.Int64N(3000)) * time.Millisecond)
 	l.CreatedAt, l.ExpiresAt = ts(l.created), ts(l.created.Add(time.Hour))
@@ -289,19 +290,20 @@ func (s *Sandbox) listLiquidations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := "liquidations " + ts(from) + " " + ts(to) + " " + q.Get("status") + " " + q.Get("payment_id") + " " + q.Get("reference_id")
-	items := s.cached(key, func() []json.RawMessage {
-		var out []json.RawMessage
+	keys := s.cached(key, func() []uint64 {
+		var out []uint64
 		for _, l := range s.liquidations(from, to) {
 			if f := q.Get("status"); f != "" && f != l.Status ||
 				q.Get("payment_id") != "" && q.Get("payment_id") != l.NetworkPaymentID ||
 				q.Get("reference_id") != "" && q.Get("reference_id") != l.UniqueReferenceID {
 				continue
 			}
-			out = append(out, l.summary())
+			out = append(out, l.key)
 		}
 		return out
 	})
-	writePage(w, "results", items, page, size, []sortJSON{ascending("created_at")})
+	writePage(w, "results", len(keys), page, size, []sortJSON{ascending("created_at")},
+		func(i int) json.RawMessage { return s.liquidation(s.byDayKey(keys[i])).summary() })
 }
 
 // getLiquidation serves GET /liquidations/{id}: the whole record.
