@@ -59,7 +59,7 @@ func (c *Client) Liquidation(ctx context.Context, id string) ([]byte, error) {
 	var got struct {
 		ID string `json:"id"`
 	}
-	if err := json.Unmarshal(body, &got); err != nil {
+	if err := decodeJSON(body, &got); err != nil {
 		return nil, fmt.Errorf("%s: decode: %w", op, err)
 	}
 	if got.ID != id {
@@ -111,7 +111,7 @@ func (l *liquidationIDs) add(items []json.RawMessage) error {
 		var v struct {
 			ID string `json:"id"`
 		}
-		if err := json.Unmarshal(item, &v); err != nil || v.ID == "" {
+		if err := decodeJSON(item, &v); err != nil || v.ID == "" {
 			return errors.New("an item without an id")
 		}
 		if !l.seen[v.ID] {

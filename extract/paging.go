@@ -123,7 +123,7 @@ type envelope struct {
 func parseEnvelope(items string) func([]byte) (pageInfo, error) {
 	return func(body []byte) (pageInfo, error) {
 		var env envelope
-		if err := json.Unmarshal(body, &env); err != nil {
+		if err := decodeJSON(body, &env); err != nil {
 			return pageInfo{}, fmt.Errorf("decode page: %w", err)
 		}
 		list := map[string]*[]json.RawMessage{"content": env.Content, "results": env.Results}[items]

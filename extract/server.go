@@ -79,7 +79,7 @@ func (c *Client) transferPager(since time.Time, size int) pager {
 				var t struct {
 					CreatedAt time.Time `json:"created_at"`
 				}
-				if err := json.Unmarshal(item, &t); err != nil || t.CreatedAt.IsZero() {
+				if err := decodeJSON(item, &t); err != nil || t.CreatedAt.IsZero() {
 					return false, fmt.Errorf("a transfer without a created_at (%v)", err)
 				}
 				if !prev.IsZero() && t.CreatedAt.After(prev) {

@@ -50,7 +50,7 @@ func parseStatementPage(body []byte) (pageInfo, error) {
 			TotalElements *int64             `json:"total_elements"`
 		} `json:"transactions"`
 	}
-	if err := json.Unmarshal(body, &env); err != nil {
+	if err := decodeJSON(body, &env); err != nil {
 		return pageInfo{}, fmt.Errorf("decode page: %w", err)
 	}
 	t := env.Transactions

@@ -89,7 +89,7 @@ func jsonRows(path string) (n int64, ok bool, err error) {
 		return 0, false, err
 	}
 	defer f.Close()
-	dec := gojson.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	dec := gojson.NewDecoder(bufio.NewReader(f))
 	tok, err := dec.Token()
 	if err != nil {
 		return 0, false, nil // empty or not JSON: not a table
@@ -113,11 +113,12 @@ func jsonRows(path string) (n int64, ok bool, err error) {
 			} `json:"transactions"`
 		}
 		// Re-read from the start: pages are small.
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
+		st, err := f.Stat()
+		if err != nil {
 			return 0, false, err
 		}
-		body, err := io.ReadAll(f)
-		if err != nil {
+		body := make([]byte, st.Size())
+		if _, err := f.ReadAt(body, 0); err != nil && !errors.Is(err, io.EOF) {
 			return 0, false, err
 		}
 		if err := gojson.Unmarshal(body, &page); err != nil {

@@ -127,7 +127,7 @@ func liquidationRows(bs []*builder, file string, body []byte) error {
 			}
 		}
 		if tr, ok := m["trade_requests"]; ok && string(tr) != "null" {
-			if err := json.Unmarshal(tr, &trades); err != nil {
+			if err := decodeJSON(tr, &trades); err != nil {
 				return errors.New("trade_requests is not an array")
 			}
 		}
@@ -152,7 +152,7 @@ func liquidationRows(bs []*builder, file string, body []byte) error {
 			continue
 		}
 		var execs []json.RawMessage
-		if err := json.Unmarshal(ex, &execs); err != nil {
+		if err := decodeJSON(ex, &execs); err != nil {
 			eb.reject(quarantined{file: file, line: int64(j + 1), path: tp + ".trade_executions", key: id,
 				reason: "trade_executions is not an array", raw: string(ex)})
 			continue

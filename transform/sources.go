@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	gojson "github.com/goccy/go-json"
-
 	"recon/extract"
 )
 
@@ -71,17 +69,14 @@ type paymentJSON struct {
 func paymentRow(b *builder, at pos, raw json.RawMessage) error {
 	_, err := b.add(at, raw, func() error {
 		var p paymentJSON
-		if gojson.Unmarshal(raw, &p) != nil { // the bulk path; encoding/json says what is wrong
-			p = paymentJSON{}
-			if err := json.Unmarshal(raw, &p); err != nil {
-				var id struct {
-					PaymentID value `json:"payment_id"`
-				}
-				if json.Unmarshal(raw, &id) == nil {
-					b.set("payment_id", id.PaymentID) // keep the key for the quarantine row
-				}
-				return fmt.Errorf("not a payment: %s", jsonProblem(err))
+		if err := decodeJSON(raw, &p); err != nil {
+			var id struct {
+				PaymentID value `json:"payment_id"`
 			}
+			if json.Unmarshal(raw, &id) == nil {
+				b.set("payment_id", id.PaymentID) // keep the key for the quarantine row
+			}
+			return fmt.Errorf("not a payment: %s", jsonProblem(err))
 		}
 		q, in := p.Contract.Quote, p.InternalInfo
 		for name, v := range map[string]value{
@@ -113,10 +108,8 @@ func readPage(path string) ([]json.RawMessage, error) {
 	var page struct {
 		Content *[]json.RawMessage `json:"content"`
 	}
-	if gojson.Unmarshal(body, &page) != nil { // the bulk path; encoding/json says what is wrong
-		if err := json.Unmarshal(body, &page); err != nil {
-			return nil, fmt.Errorf("not a page envelope: %w", err)
-		}
+	if err := decodeJSON(body, &page); err != nil {
+		return nil, fmt.Errorf("not a page envelope: %w", err)
 	}
 	if page.Content == nil {
 		return nil, errors.New("page envelope without content")

@@ -33,7 +33,7 @@ func readStatementPage(path string) (statementPage, error) {
 	if err != nil {
 		return p, err
 	}
-	if err := json.Unmarshal(b, &p); err != nil {
+	if err := decodeJSON(b, &p); err != nil {
 		return p, fmt.Errorf("not a statement page: %w", err)
 	}
 	return p, nil

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"golang.org/x/sync/singleflight"
 )
 
 // Config sets up a sandbox; zero fields take the defaults named beside them.
@@ -66,6 +67,7 @@ type Sandbox struct {
 	nets      map[string]decimal.Decimal // net change of an account on a day
 	stmts     map[string]*statement      // small cache of computed statements
 	lists     map[string][]uint64        // small cache of computed lists, as payment day keys
+	making    singleflight.Group         // lists being computed
 	byPayment map[string]uint64          // payment id -> dayKey, built on first use
 }
 
