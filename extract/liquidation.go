@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // LiquidationPages yields the raw pages of the liquidations created in w
@@ -115,8 +116,9 @@ func (l *liquidationIDs) add(items []json.RawMessage) error {
 			return errors.New("an item without an id")
 		}
 		if !l.seen[v.ID] {
-			l.seen[v.ID] = true
-			l.ids = append(l.ids, v.ID)
+			id := strings.Clone(v.ID) // not a view into the page, which is dropped
+			l.seen[id] = true
+			l.ids = append(l.ids, id)
 		}
 	}
 	return nil

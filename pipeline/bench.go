@@ -271,6 +271,7 @@ func benchRun(ctx context.Context, cfg BenchConfig, sb *sandbox.Sandbox, w extra
 		return nil, fmt.Errorf("recon run (log %s): %w", logFile.Name(), err)
 	}
 	run := phaseOf(phaseRun, cmd.ProcessState, took)
+	run.PeakRSSMiB = series.peakMiB()
 	stages, err := runStages(filepath.Join(root, "recon.duckdb"))
 	if err != nil {
 		return nil, err
@@ -358,7 +359,7 @@ func child(ctx context.Context, cfg BenchConfig, name string, detail any, args .
 	if err := json.Unmarshal([]byte(stdout.String()), &o); err != nil {
 		return p, fmt.Errorf("%s: output %q: %w", name, stdout.String(), err)
 	}
-	p.Rows, p.Seconds = o.Rows, o.Seconds
+	p.Rows, p.Seconds, p.PeakRSSMiB = o.Rows, o.Seconds, float64(o.PeakRSS)/(1<<20)
 	if detail != nil && o.Detail != nil {
 		if err := json.Unmarshal(o.Detail, detail); err != nil {
 			return p, fmt.Errorf("%s: detail: %w", name, err)
@@ -367,13 +368,40 @@ func child(ctx context.Context, cfg BenchConfig, name string, detail any, args .
 	return p, nil
 }
 
-// phaseOf reads the CPU time and peak RSS of a finished child.
+// phaseOf reads the CPU time of a finished child. Its peak RSS is read from
+// /proc (VmHWM), not from its rusage: a child's ru_maxrss counts the
+// parent's memory it shared between fork and exec, and the parent here
+// serves a sandbox of millions of payments.
 func phaseOf(name string, ps *os.ProcessState, took time.Duration) Phase {
-	p := Phase{Name: name, Seconds: took.Seconds(), CPUSeconds: (ps.UserTime() + ps.SystemTime()).Seconds()}
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		p.PeakRSSMiB = float64(ru.Maxrss) / 1024 // KiB on Linux
+	return Phase{Name: name, Seconds: took.Seconds(), CPUSeconds: (ps.UserTime() + ps.SystemTime()).Seconds()}
+}
+
+// PeakRSS is this process's peak resident set size in bytes (VmHWM), or 0
+// where /proc does not say.
+func PeakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
 	}
-	return p
+	_, hwm := statusRSS(b)
+	return hwm
+}
+
+// statusRSS reads VmRSS and VmHWM (bytes) from a /proc/<pid>/status.
+func statusRSS(status []byte) (rss, hwm int64) {
+	for _, l := range strings.Split(string(status), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok || (k != "VmRSS" && k != "VmHWM") {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if k == "VmRSS" {
+			rss = kb << 10
+		} else {
+			hwm = kb << 10
+		}
+	}
+	return rss, hwm
 }
 
 // selfCPU is the CPU time this process has used, all threads.
@@ -385,14 +413,23 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// procSample is a child's CPU time and RSS at one instant.
+// procSample is a child's CPU time, RSS and peak RSS so far at one instant.
 type procSample struct {
-	at  time.Time
-	cpu time.Duration
-	rss int64 // bytes
+	at       time.Time
+	cpu      time.Duration
+	rss, hwm int64 // bytes
 }
 
 type procSeries []procSample
+
+// peakMiB is the highest peak RSS sampled.
+func (s procSeries) peakMiB() float64 {
+	var hwm int64
+	for _, x := range s {
+		hwm = max(hwm, x.hwm)
+	}
+	return float64(hwm) / (1 << 20)
+}
 
 // during returns the CPU seconds used and the highest RSS (MiB) sampled
 // between from and to.
@@ -448,7 +485,7 @@ func sampleProc(pid int) func() procSeries {
 	}
 }
 
-// readProc reads a process's CPU time (/proc/pid/stat) and RSS (/proc/pid/statm).
+// readProc reads a process's CPU time (/proc/pid/stat) and RSS (/proc/pid/status).
 func readProc(pid int) (procSample, bool) {
 	s := procSample{at: time.Now()}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -464,14 +501,11 @@ func readProc(pid int) (procSample, bool) {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	s.cpu = time.Duration(ut+st) * time.Second / 100 // USER_HZ
-	statm, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return s, false
 	}
-	if g := strings.Fields(string(statm)); len(g) > 1 {
-		pages, _ := strconv.ParseInt(g[1], 10, 64)
-		s.rss = pages * int64(os.Getpagesize())
-	}
+	s.rss, s.hwm = statusRSS(status)
 	return s, true
 }
 
@@ -504,6 +538,7 @@ func machine() Machine {
 type PhaseOutput struct {
 	Rows    int64           `json:"rows"`
 	Seconds float64         `json:"seconds"`
+	PeakRSS int64           `json:"peak_rss_bytes"` // of the whole process, from /proc (PeakRSS)
 	Detail  json.RawMessage `json:"detail,omitempty"`
 }
 
@@ -591,6 +626,7 @@ func BenchPhase(ctx context.Context, a BenchPhaseArgs) (PhaseOutput, error) {
 		}
 	}
 	out.Seconds = time.Since(start).Seconds()
+	out.PeakRSS = PeakRSS()
 	return out, nil
 }
 
