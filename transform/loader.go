@@ -30,7 +30,7 @@ func NewLoader(db *sql.DB, dir, runID string, log *slog.Logger) *Loader {
 
 // FileStats counts what one raw file gave.
 type FileStats struct {
-	File        extract.RawFile
+	File        *extract.RawFile // in the files given to Load
 	Rows        int64 // rows loaded (a liquidation counts its trades and executions)
 	Quarantined int64 // rows sent to quarantine
 	Changes     int64 // report_changes recorded: values a newer generation of a report changed
@@ -109,11 +109,15 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 		if err != nil {
 			return st, fmt.Errorf("load %s: %w", first.Path, err)
 		}
+		var rows, bad, changes int64
 		for _, f := range fs {
-			l.log.Info("loaded", "source", f.File.Source, "file", f.File.Path, "rows", f.Rows,
+			l.log.Debug("loaded", "source", f.File.Source, "file", f.File.Path, "rows", f.Rows,
 				"quarantined", f.Quarantined, "changes", f.Changes)
 			trace.loaded(f, 1)
+			rows, bad, changes = rows+f.Rows, bad+f.Quarantined, changes+f.Changes
 		}
+		l.log.Info("loaded", "source", first.Source, "file", first.Path, "files", len(fs), "rows", rows,
+			"quarantined", bad, "changes", changes)
 		st.Files = append(st.Files, fs...)
 	}
 	return st, nil
@@ -121,26 +125,48 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 
 func isReport(source string) bool { _, ok := TableFor(source); return ok }
 
-// groups splits files into the slices Load replaces, in order of first appearance.
+// groups splits files into the slices Load replaces, in order of first
+// appearance. Files of one slice that are already next to each other (as
+// Extract lists them) are not copied: a slice is then part of files.
 func groups(files []extract.RawFile) [][]extract.RawFile {
-	var order []string
-	by := map[string][]extract.RawFile{}
-	for _, f := range files {
-		var k string
+	key := func(f *extract.RawFile) string {
 		switch f.Source {
 		case extract.SourceStatement:
-			k = f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
+			return f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
 		case extract.SourceLiquidation, extract.SourcePayment, extract.SourceTransfer, extract.SourceFee:
-			k = f.Source
+			return f.Source
 		default:
-			k = f.Source + "\x00" + f.Path
+			return f.Source + "\x00" + f.Path
 		}
-		if _, ok := by[k]; !ok {
-			order = append(order, k)
-		}
-		by[k] = append(by[k], f)
 	}
-	out := make([][]extract.RawFile, len(order))
+	var (
+		out   [][]extract.RawFile
+		order []string
+		at    = map[string]int{} // key -> its slice in out
+		runs  = true             // every slice is one run of files
+	)
+	for i := range files {
+		k := key(&files[i])
+		j, seen := at[k]
+		switch {
+		case !seen:
+			at[k] = len(out)
+			order = append(order, k)
+			out = append(out, files[i:i+1:i+1])
+		case j == len(out)-1 && runs:
+			out[j] = files[i-len(out[j]) : i+1 : i+1]
+		default:
+			runs = false
+		}
+	}
+	if runs {
+		return out
+	}
+	by := map[string][]extract.RawFile{}
+	for i := range files {
+		k := key(&files[i])
+		by[k] = append(by[k], files[i])
+	}
 	for i, k := range order {
 		out[i] = by[k]
 	}
@@ -151,7 +177,7 @@ func groups(files []extract.RawFile) [][]extract.RawFile {
 func fileStats(files []extract.RawFile, bs ...*builder) []FileStats {
 	out := make([]FileStats, len(files))
 	for i, f := range files {
-		out[i].File = f
+		out[i].File = &files[i]
 		for _, b := range bs {
 			out[i].Rows += b.loaded[f.Path]
 			out[i].Quarantined += b.nbad[f.Path]

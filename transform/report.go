@@ -14,7 +14,7 @@ import (
 // brings again. A newer generation's changes to rows already loaded are
 // recorded in report_changes first.
 func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f extract.RawFile) (FileStats, error) {
-	st := FileStats{File: f}
+	st := FileStats{File: &f}
 	if f.Status == extract.StatusFailed {
 		return st, nil // nothing to replace: the previous data stays and the run is incomplete
 	}
