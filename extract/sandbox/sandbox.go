@@ -260,7 +260,7 @@ func (s *Sandbox) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc)
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v) // the client may have gone; nothing to do
+	_, _ = w.Write(append(mustJSON(v), '\n')) // the client may have gone; nothing to do
 }
 
 // serverError writes the server API's error body; codes follow the provider's catalogue.
