@@ -45,6 +45,9 @@ func (e *APIError) Error() string {
 var (
 	// ErrTruncated is returned by DownloadReport when a body ends early; it is retried.
 	ErrTruncated = errors.New("truncated download")
+	// ErrNoHeaders is returned when a response's headers do not come in time
+	// (HeaderTimeout, or DownloadHeaderTimeout for a report download); it is retried.
+	ErrNoHeaders = errors.New("no response headers")
 	// ErrPollTimeout is returned by WaitReport when a report is still PENDING after Config.PollTimeout.
 	ErrPollTimeout = errors.New("report still pending")
 )
@@ -67,7 +70,7 @@ func IsRetryable(err error) bool {
 		return false // 4xx are our fault, other 5xx are not known to be transient
 	}
 	_, isNet := errors.AsType[net.Error](err) // includes *url.Error from http.Client.Do
-	return isNet || errors.Is(err, ErrTruncated) || errors.Is(err, io.ErrUnexpectedEOF)
+	return isNet || errors.Is(err, ErrTruncated) || errors.Is(err, ErrNoHeaders) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // newAPIError reads resp's body through ErrorBodyLimitBytes and parses any of

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"net"
 	"net/http"
@@ -109,8 +108,7 @@ func New(cfg Config) (*Client, error) {
 			MaxIdleConnsPerHost:   workers,
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: time.Minute,
-			ExpectContinueTimeout: time.Second,
+			ExpectContinueTimeout: time.Second, // response headers: HeaderTimeout, DownloadHeaderTimeout (Client.do)
 		}}
 	}
 	base := hc.Transport
@@ -119,6 +117,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	plain, authed := *hc, *hc
 	plain.Transport = base
+	if plain.Timeout == 0 {
+		plain.Timeout = HeaderTimeout // token requests: small answers, bounded like any API call
+	}
 	tokens := &tokenSource{
 		url: cfg.AuthURL + PathToken, clientID: cfg.ClientID, secret: cfg.ClientSecret, audience: cfg.Audience,
 		basic: cfg.BasicAuth, http: &plain, now: time.Now, log: log,
@@ -418,7 +419,7 @@ func (c *Client) finishReport(ctx context.Context, r Report, w Window, dir strin
 // extractStatement writes every statement page of one account.
 func (c *Client) extractStatement(ctx context.Context, account string, w Window, dir string) ([]RawFile, error) {
 	folder := path.Join("statements", safeName(account))
-	files, err := savePages(dir, c.StatementPages(ctx, account, w, MaxStatementPage), func(page int) RawFile {
+	files, err := c.savePages(ctx, dir, c.statementPager(account, w, MaxStatementPage), func(page int) RawFile {
 		return RawFile{Source: SourceStatement, Window: w, Account: account, Page: page,
 			Path:    path.Join(folder, fmt.Sprintf("%s_%s_p%04d.json", w.From.Format(DateLayout), w.To.Format(DateLayout), page)),
 			Request: "GET " + c.statementURL(account, w, page, MaxStatementPage)}
@@ -439,17 +440,13 @@ func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) 
 		return notPulled(SourceLiquidation, w, "", errNoLiquidationURL), nil
 	}
 	first := "GET " + c.liquidationListURL(w, 0, MaxLiquidationPage)
-	var pages [][]byte
-	for body, err := range c.LiquidationPages(ctx, w, MaxLiquidationPage) {
-		if err != nil {
-			return c.notPulled(ctx, SourceLiquidation, w, first, err)
-		}
-		pages = append(pages, body)
-	}
-	ids, err := liquidationIDs(pages)
-	if err != nil {
+	var list liquidationIDs
+	if err := c.fetchPages(ctx, c.liquidationPager(w, MaxLiquidationPage), func(p pageInfo, _ []byte) error {
+		return list.add(p.items)
+	}); err != nil {
 		return c.notPulled(ctx, SourceLiquidation, w, first, err)
 	}
+	ids := list.ids
 	files := make([]RawFile, len(ids))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(liquidationWorkers)
@@ -489,20 +486,6 @@ type pullError struct{ err error }
 func (e *pullError) Error() string { return e.err.Error() }
 func (e *pullError) Unwrap() error { return e.err }
 
-// pulled marks the errors of seq as pull errors.
-func pulled(seq iter.Seq2[[]byte, error]) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		for body, err := range seq {
-			if err != nil {
-				err = &pullError{err}
-			}
-			if !yield(body, err) {
-				return
-			}
-		}
-	}
-}
-
 // notPulled is the outcome of a liquidation or server API source that
 // could not be pulled for w: a FAILED RawFile without a file, and the
 // reason the run is incomplete. The run goes on without the source, as
@@ -527,10 +510,9 @@ func notPulled(source string, w Window, request string, err error) outcome {
 // modified in w, transfers created in w (and any newer), the balances and
 // the fees. A source the API fails to give is not pulled (notPulled).
 func (c *Client) serverJobs(w Window, dir string) []job {
-	type pages func(context.Context) iter.Seq2[[]byte, error]
-	paged := func(source string, seq pages, name, u func(page int) string) job {
+	paged := func(source string, p pager, name, u func(page int) string) job {
 		return func(ctx context.Context) (outcome, error) {
-			files, err := savePages(dir, pulled(seq(ctx)), func(page int) RawFile {
+			files, err := c.savePages(ctx, dir, p, func(page int) RawFile {
 				return RawFile{Source: source, Window: w, Page: page, Path: name(page), Request: "GET " + u(page)}
 			})
 			if pe := (*pullError)(nil); errors.As(err, &pe) {
@@ -546,20 +528,15 @@ func (c *Client) serverJobs(w Window, dir string) []job {
 	var jobs []job
 	for _, field := range PaymentRangeFields {
 		q := paymentQuery(field, w)
-		jobs = append(jobs, paged(SourcePayment,
-			func(ctx context.Context) iter.Seq2[[]byte, error] { return c.PaymentPages(ctx, q, MaxServerPage) },
+		jobs = append(jobs, paged(SourcePayment, c.paymentPager(q, MaxServerPage),
 			func(p int) string { return paymentPath(field, w, p) },
 			func(p int) string { return c.paymentURL(q, p, MaxServerPage) }))
 	}
 	return append(jobs,
-		paged(SourceTransfer,
-			func(ctx context.Context) iter.Seq2[[]byte, error] {
-				return c.TransferPages(ctx, w.Start(), MaxServerPage)
-			},
+		paged(SourceTransfer, c.transferPager(w.Start(), MaxServerPage),
 			func(p int) string { return fmt.Sprintf("transfers/p%04d.json", p) },
 			func(p int) string { return c.transferURL(p, MaxServerPage) }),
-		paged(SourceFee,
-			func(ctx context.Context) iter.Seq2[[]byte, error] { return c.FeePages(ctx, MaxServerPage) },
+		paged(SourceFee, c.feePager(MaxServerPage),
 			func(p int) string { return fmt.Sprintf("fees/p%04d.json", p) },
 			func(p int) string { return c.feeURL(p, MaxServerPage) }),
 		func(ctx context.Context) (outcome, error) {
@@ -578,20 +555,29 @@ func (c *Client) serverJobs(w Window, dir string) []job {
 	)
 }
 
-// savePages writes each page of seq to dir/<its Path> and returns the
-// RawFiles that file(page) describes, completed with format, status and hash.
-func savePages(dir string, seq iter.Seq2[[]byte, error], file func(page int) RawFile) ([]RawFile, error) {
-	var files []RawFile
-	for body, err := range seq {
-		if err != nil {
-			return nil, err
-		}
+// savePages fetches every page of p and writes each to dir/<its Path> as
+// it arrives; it returns the RawFiles that file(page) describes, completed
+// with format, status and hash, once the whole list is read. A failure to
+// pull the list is a *pullError; a failure to write a page is not.
+func (c *Client) savePages(ctx context.Context, dir string, p pager, file func(page int) RawFile) ([]RawFile, error) {
+	var (
+		files []RawFile
+		werr  error
+	)
+	err := c.fetchPages(ctx, p, func(_ pageInfo, body []byte) error {
 		f := file(len(files))
 		f.Format, f.Status = FormatJSON, StatusReady
-		if f.SHA256, f.Size, err = save(dir, f.Path, body); err != nil {
-			return nil, fmt.Errorf("page %d: %w", f.Page, err)
+		if f.SHA256, f.Size, werr = save(dir, f.Path, body); werr != nil {
+			return werr
 		}
 		files = append(files, f)
+		return nil
+	})
+	switch {
+	case werr != nil:
+		return nil, err
+	case err != nil:
+		return nil, &pullError{err}
 	}
 	return files, nil
 }

@@ -11,9 +11,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // RetryPolicy says how often and how long a request is retried. The zero
@@ -76,9 +79,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 // (do closes it). This is the one retry loop: retryable failures (IsRetryable)
 // of the request or of handle are retried with backoff, never after ctx ends;
 // a Retry-After header (of the service or of the token endpoint) is honoured.
-func (c *Client) do(ctx context.Context, op string, req *http.Request, handle func(*http.Response) error) error {
+// An attempt whose response headers take longer than headers fails with
+// ErrNoHeaders, and is retried.
+func (c *Client) do(ctx context.Context, op string, req *http.Request, headers time.Duration, handle func(*http.Response) error) error {
 	for n := 1; ; n++ {
-		err := c.attempt(ctx, req, handle)
+		err := c.attempt(ctx, req, headers, handle)
 		if err == nil {
 			return nil
 		}
@@ -97,9 +102,11 @@ func (c *Client) do(ctx context.Context, op string, req *http.Request, handle fu
 	}
 }
 
-// attempt makes one try of req.
-func (c *Client) attempt(ctx context.Context, req *http.Request, handle func(*http.Response) error) error {
-	r := req.Clone(ctx)
+// attempt makes one try of req, waiting at most headers for the response's headers.
+func (c *Client) attempt(ctx context.Context, req *http.Request, headers time.Duration, handle func(*http.Response) error) error {
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r := req.Clone(rctx)
 	if req.GetBody != nil {
 		body, err := req.GetBody() // rewind
 		if err != nil {
@@ -108,7 +115,14 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, handle func(*ht
 		r.Body = body
 	}
 	start := time.Now()
+	late := time.AfterFunc(headers, func() { cancel(ErrNoHeaders) })
 	resp, err := c.http.Do(r)
+	if !late.Stop() && ctx.Err() == nil { // the wait ran out, whether or not the headers came just then
+		if err == nil {
+			resp.Body.Close()
+		}
+		return fmt.Errorf("%s %s: %w after %s", r.Method, c.redact(r.URL), ErrNoHeaders, headers)
+	}
 	if err != nil {
 		if ue, ok := errors.AsType[*url.Error](err); ok {
 			ue.URL = c.redact(r.URL) // the URL as logged: no signed query of a foreign host
@@ -141,7 +155,7 @@ func (c *Client) doJSON(ctx context.Context, op, method, u string, in, out any) 
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	return c.do(ctx, op, req, func(resp *http.Response) error {
+	return c.do(ctx, op, req, HeaderTimeout, func(resp *http.Response) error {
 		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 			return fmt.Errorf("decode response: %w", err)
 		}
@@ -158,12 +172,23 @@ func (c *Client) getRaw(ctx context.Context, op, u string) ([]byte, http.Header,
 	req.Header.Set("Accept", "application/json")
 	var body []byte
 	var header http.Header
-	err = c.do(ctx, op, req, func(resp *http.Response) (err error) {
+	err = c.do(ctx, op, req, HeaderTimeout, func(resp *http.Response) (err error) {
 		header = resp.Header
 		body, err = io.ReadAll(resp.Body)
 		return err
 	})
 	return body, header, err
+}
+
+// decodeJSON decodes a response body with goccy/go-json, which needs a
+// fraction of encoding/json's CPU on the millions of items of a large run,
+// and again with encoding/json when that fails, for its clearer error.
+func decodeJSON(body []byte, v any) error {
+	if gojson.Unmarshal(body, v) == nil {
+		return nil
+	}
+	reflect.ValueOf(v).Elem().SetZero()
+	return json.Unmarshal(body, v)
 }
 
 // origin is scheme://host:port with the default port filled in.

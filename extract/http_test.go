@@ -88,6 +88,47 @@ func TestRetries(t *testing.T) {
 	}
 }
 
+// TestLateHeadersRetried: an answer whose headers come after the wait is
+// dropped with ErrNoHeaders and asked again; a body that starts in time may
+// take as long as it takes.
+func TestLateHeadersRetried(t *testing.T) {
+	var calls atomic.Int32
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	mux := http.NewServeMux()
+	mux.Handle("POST /v2/oauth/token", &tokenServer{})
+	mux.HandleFunc("GET /slow", func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			select { // headers only after the client gave up
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		time.Sleep(100 * time.Millisecond) // longer than the header wait
+		io.WriteString(w, "body")
+	})
+	c := newTestClient(t, mux)
+	waits := recordWaits(c)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, c.cfg.ReportingURL+"/slow", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body []byte
+	err = c.do(t.Context(), "slow", req, 20*time.Millisecond, func(resp *http.Response) (err error) {
+		body, err = io.ReadAll(resp.Body)
+		return err
+	})
+	if err != nil || string(body) != "body" {
+		t.Fatalf("do = %q, %v; want the body of the second answer", body, err)
+	}
+	if n := calls.Load(); n != 2 || len(waits()) != 1 {
+		t.Errorf("%d requests, want 2 (the first dropped for its late headers)", n)
+	}
+}
+
 func TestCancelStopsBackoffWait(t *testing.T) {
 	var calls atomic.Int32
 	mux := http.NewServeMux()
@@ -240,6 +281,7 @@ func TestIsRetryable(t *testing.T) {
 		{"500", &APIError{Status: 500}, false},
 		{"transport", &url.Error{Op: "Get", URL: "http://x", Err: errors.New("connection reset by peer")}, true},
 		{"truncated", fmt.Errorf("download: %w", ErrTruncated), true},
+		{"late headers", fmt.Errorf("GET http://x: %w after 1m0s", ErrNoHeaders), true},
 		{"unexpected EOF", io.ErrUnexpectedEOF, true},
 		{"canceled", &url.Error{Op: "Get", URL: "http://x", Err: context.Canceled}, false},
 		{"deadline", context.DeadlineExceeded, false},

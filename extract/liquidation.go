@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // LiquidationPages yields the raw pages of the liquidations created in w
@@ -15,20 +16,20 @@ import (
 // them all. size is the explicit page size (1..MaxLiquidationPage). The
 // items are summaries: Liquidation gives trade requests and executions.
 func (c *Client) LiquidationPages(ctx context.Context, w Window, size int) iter.Seq2[[]byte, error] {
-	return pageSeq(func() ([][]byte, error) {
-		op := "liquidations " + w.String()
-		if err := c.needLiquidationURL(op); err != nil {
-			return nil, err
-		}
-		if size < 1 || size > MaxLiquidationPage {
-			return nil, fmt.Errorf("%s: page size %d, want 1..%d", op, size, MaxLiquidationPage)
-		}
-		return c.fetchPages(ctx, pager{
-			op:    op,
-			url:   func(page int) string { return c.liquidationListURL(w, page, size) },
-			parse: parseEnvelope("results"),
-		})
-	})
+	return c.pageSeq(ctx, c.liquidationPager(w, size))
+}
+
+func (c *Client) liquidationPager(w Window, size int) pager {
+	p := pager{
+		op:    "liquidations " + w.String(),
+		url:   func(page int) string { return c.liquidationListURL(w, page, size) },
+		parse: parseEnvelope("results"),
+		err:   c.needLiquidationURL(),
+	}
+	if p.err == nil && (size < 1 || size > MaxLiquidationPage) {
+		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxLiquidationPage)
+	}
+	return p
 }
 
 func (c *Client) liquidationListURL(w Window, page, size int) string {
@@ -49,8 +50,8 @@ func (c *Client) liquidationURL(id string) string {
 // requests and their executions; it checks that the body is that liquidation.
 func (c *Client) Liquidation(ctx context.Context, id string) ([]byte, error) {
 	op := "liquidation " + id
-	if err := c.needLiquidationURL(op); err != nil {
-		return nil, err
+	if err := c.needLiquidationURL(); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	body, _, err := c.getRaw(ctx, op, c.liquidationURL(id))
 	if err != nil {
@@ -59,7 +60,7 @@ func (c *Client) Liquidation(ctx context.Context, id string) ([]byte, error) {
 	var got struct {
 		ID string `json:"id"`
 	}
-	if err := json.Unmarshal(body, &got); err != nil {
+	if err := decodeJSON(body, &got); err != nil {
 		return nil, fmt.Errorf("%s: decode: %w", op, err)
 	}
 	if got.ID != id {
@@ -72,8 +73,8 @@ func (c *Client) Liquidation(ctx context.Context, id string) ([]byte, error) {
 // its raw JSON object, for a targeted refresh.
 func (c *Client) LiquidationsByPayment(ctx context.Context, paymentID string) ([]json.RawMessage, error) {
 	op := "liquidations of payment " + paymentID
-	if err := c.needLiquidationURL(op); err != nil {
-		return nil, err
+	if err := c.needLiquidationURL(); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	body, _, err := c.getRaw(ctx, op, c.cfg.LiquidationURL+PathLiquidationByID+url.PathEscape(paymentID))
 	if err != nil {
@@ -86,37 +87,39 @@ func (c *Client) LiquidationsByPayment(ctx context.Context, paymentID string) ([
 	return out, nil
 }
 
-func (c *Client) needLiquidationURL(op string) error {
+func (c *Client) needLiquidationURL() error {
 	if c.cfg.LiquidationURL == "" {
-		return fmt.Errorf("%s: %w", op, errNoLiquidationURL)
+		return errNoLiquidationURL
 	}
 	return nil
 }
 
 var errNoLiquidationURL = errors.New("LiquidationURL is not configured")
 
-// liquidationIDs returns the ids of the listed liquidations in list order,
+// liquidationIDs collects the ids of listed liquidations in list order,
 // each once (a list that changed while paging may repeat one).
-func liquidationIDs(pages [][]byte) ([]string, error) {
-	var ids []string
-	seen := map[string]bool{}
-	for i, body := range pages {
-		p, err := parseEnvelope("results")(body)
-		if err != nil {
-			return nil, fmt.Errorf("liquidation page %d: %w", i, err)
+type liquidationIDs struct {
+	ids  []string
+	seen map[string]bool
+}
+
+// add takes the items of one list page.
+func (l *liquidationIDs) add(items []json.RawMessage) error {
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	for _, item := range items {
+		var v struct {
+			ID string `json:"id"`
 		}
-		for _, item := range p.items {
-			var l struct {
-				ID string `json:"id"`
-			}
-			if err := json.Unmarshal(item, &l); err != nil || l.ID == "" {
-				return nil, fmt.Errorf("liquidation page %d: an item without an id", i)
-			}
-			if !seen[l.ID] {
-				seen[l.ID] = true
-				ids = append(ids, l.ID)
-			}
+		if err := decodeJSON(item, &v); err != nil || v.ID == "" {
+			return errors.New("an item without an id")
+		}
+		if !l.seen[v.ID] {
+			id := strings.Clone(v.ID) // not a view into the page, which is dropped
+			l.seen[id] = true
+			l.ids = append(l.ids, id)
 		}
 	}
-	return ids, nil
+	return nil
 }

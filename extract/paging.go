@@ -27,27 +27,30 @@ type pager struct {
 	// growing lists may gain items at their head while paging (transfers,
 	// newest first): their totals may change, which repeats items but skips none.
 	growing bool
+	err     error // a request that cannot be made (a bad page size): nothing is fetched
 }
 
 // fetchPages GETs pages 0, 1, … until the last one (or until done) and
-// returns every body, so nothing is processed before the whole list is read
-// (the spec: paging over a changing list can skip items). It checks the
-// envelope: page numbers in order, no empty page before the last, and, unless
-// the list grows, a steady total that the pages add up to.
-func (c *Client) fetchPages(ctx context.Context, p pager) ([][]byte, error) {
-	var (
-		pages       [][]byte
-		seen, total int64
-	)
+// hands each checked page to keep as it arrives, so no list is held in
+// memory. It checks the envelope: page numbers in order, no empty page
+// before the last, and, unless the list grows, a steady total that the pages
+// add up to. Nothing may be processed before it returns nil (the spec: paging
+// over a changing list can skip items): the page iterators yield only then,
+// and Extract only writes the pages to their raw files on the way.
+func (c *Client) fetchPages(ctx context.Context, p pager, keep func(pageInfo, []byte) error) error {
+	if p.err != nil {
+		return fmt.Errorf("%s: %w", p.op, p.err)
+	}
+	var seen, total int64
 	for page := 0; ; page++ {
 		op := fmt.Sprintf("%s page %d", p.op, page)
 		body, _, err := c.getRaw(ctx, op, p.url(page))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		info, err := p.parse(body)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", op, err)
+			return fmt.Errorf("%s: %w", op, err)
 		}
 		if page == 0 {
 			total = info.total
@@ -65,67 +68,82 @@ func (c *Client) fetchPages(ctx context.Context, p pager) ([][]byte, error) {
 			err = fmt.Errorf("pages hold %d items so far, the total is %d", seen, total)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", op, err)
+			return fmt.Errorf("%s: %w", op, err)
 		}
-		pages = append(pages, body)
+		if err := keep(info, body); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
 		stop := info.last
 		if p.done != nil {
 			enough, err := p.done(info)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", op, err)
+				return fmt.Errorf("%s: %w", op, err)
 			}
 			stop = stop || enough
 		}
 		if stop {
-			return pages, nil
+			return nil
 		}
 	}
 }
 
-// pageSeq yields the bodies fetch returns, in page order; fetch runs when the
-// sequence is ranged over, and an error is yielded once, alone.
-func pageSeq(fetch func() ([][]byte, error)) iter.Seq2[[]byte, error] {
+// pageSeq yields the bodies of p's pages in page order, after fetching them
+// all; fetching starts when the sequence is ranged over, and an error is
+// yielded once, alone.
+func (c *Client) pageSeq(ctx context.Context, p pager) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
-		pages, err := fetch()
-		if err != nil {
+		var pages [][]byte
+		if err := c.fetchPages(ctx, p, func(_ pageInfo, body []byte) error {
+			pages = append(pages, body)
+			return nil
+		}); err != nil {
 			yield(nil, err)
 			return
 		}
-		for _, p := range pages {
-			if !yield(p, nil) {
+		for _, b := range pages {
+			if !yield(b, nil) {
 				return
 			}
 		}
 	}
 }
 
+// envelope is the spec's page envelope; its items are in content (server
+// API) or results (liquidations).
+type envelope struct {
+	Content       *[]json.RawMessage `json:"content"`
+	Results       *[]json.RawMessage `json:"results"`
+	Last          *bool              `json:"last"`
+	Number        *int               `json:"number"`
+	TotalElements *int64             `json:"totalElements"`
+}
+
 // parseEnvelope reads the spec's page envelope with its items in the named
 // field: content (server API) or results (liquidations).
 func parseEnvelope(items string) func([]byte) (pageInfo, error) {
 	return func(body []byte) (pageInfo, error) {
-		var env map[string]json.RawMessage
-		if err := json.Unmarshal(body, &env); err != nil {
+		var env envelope
+		if err := decodeJSON(body, &env); err != nil {
 			return pageInfo{}, fmt.Errorf("decode page: %w", err)
 		}
+		list := map[string]*[]json.RawMessage{"content": env.Content, "results": env.Results}[items]
 		var (
 			p    pageInfo
 			errs []error
 		)
 		for _, f := range []struct {
-			name string
-			dst  any
-		}{{items, &p.items}, {"last", &p.last}, {"number", &p.number}, {"totalElements", &p.total}} {
-			field, dst := f.name, f.dst
-			raw, ok := env[field]
-			if !ok || string(raw) == "null" {
-				errs = append(errs, fmt.Errorf("page envelope lacks %s", field))
-				continue
-			}
-			if err := json.Unmarshal(raw, dst); err != nil {
-				errs = append(errs, fmt.Errorf("page envelope field %s: %w", field, err))
+			name    string
+			present bool
+		}{{items, list != nil}, {"last", env.Last != nil}, {"number", env.Number != nil}, {"totalElements", env.TotalElements != nil}} {
+			if !f.present {
+				errs = append(errs, fmt.Errorf("page envelope lacks %s", f.name))
 			}
 		}
+		if err := errors.Join(errs...); err != nil {
+			return p, err
+		}
+		p.items, p.last, p.number, p.total = *list, *env.Last, *env.Number, *env.TotalElements
 		p.count = len(p.items)
-		return p, errors.Join(errs...)
+		return p, nil
 	}
 }

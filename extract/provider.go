@@ -58,6 +58,12 @@ const (
 	DefaultReportTries  = 2   // reports created for one chunk before its FAILED status makes the run incomplete
 	DefaultTokenSkew    = 60 * time.Second
 	ErrorBodyLimitBytes = 64 << 10 // error bodies are read through this limit
+
+	// Waits for a response's headers (not shown): an API call answers within
+	// a minute; a report download may take longer to start, as a provider can
+	// build a large report before its first byte.
+	HeaderTimeout         = time.Minute
+	DownloadHeaderTimeout = 15 * time.Minute
 )
 
 // TimeFormat is the provider's 24-character timestamp (YYYY-MM-DDTHH:mm:ss.sssZ),

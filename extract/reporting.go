@@ -100,7 +100,7 @@ func (c *Client) DeleteReport(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	return c.do(ctx, op, req, func(*http.Response) error { return nil })
+	return c.do(ctx, op, req, HeaderTimeout, func(*http.Response) error { return nil })
 }
 
 // GetReport fetches a report record, with its downloadLink once READY.
@@ -181,7 +181,7 @@ func (c *Client) DownloadReport(ctx context.Context, r Report, dir string, sourc
 		return RawFile{}, fmt.Errorf("%s: %w", op, err)
 	}
 	f := RawFile{Source: source, Format: format, Window: w, ReportID: r.ID, Request: "GET " + c.redact(u)}
-	err = c.do(ctx, op, req, func(resp *http.Response) error {
+	err = c.do(ctx, op, req, DownloadHeaderTimeout, func(resp *http.Response) error {
 		if resp.StatusCode == http.StatusNoContent {
 			f.Status = StatusEmpty
 			return nil

@@ -37,17 +37,20 @@ func paymentPath(field string, w Window, page int) string {
 // PaymentPages yields the raw pages of GET /payments for q, in page order,
 // after fetching them all. size is the explicit page size (1..MaxServerPage).
 func (c *Client) PaymentPages(ctx context.Context, q PaymentQuery, size int) iter.Seq2[[]byte, error] {
-	return pageSeq(func() ([][]byte, error) {
-		op := fmt.Sprintf("payments by %s after %s before %s", q.RangeField, q.After.UTC().Format(TimeFormat), q.Before.UTC().Format(TimeFormat))
-		if size < 1 || size > MaxServerPage {
-			return nil, fmt.Errorf("%s: page size %d, want 1..%d", op, size, MaxServerPage)
-		}
-		return c.fetchPages(ctx, pager{
-			op:    op,
-			url:   func(page int) string { return c.paymentURL(q, page, size) },
-			parse: parseEnvelope("content"),
-		})
-	})
+	return c.pageSeq(ctx, c.paymentPager(q, size))
+}
+
+func (c *Client) paymentPager(q PaymentQuery, size int) pager {
+	p := pager{
+		op: fmt.Sprintf("payments by %s after %s before %s", q.RangeField, q.After.UTC().Format(TimeFormat),
+			q.Before.UTC().Format(TimeFormat)),
+		url:   func(page int) string { return c.paymentURL(q, page, size) },
+		parse: parseEnvelope("content"),
+	}
+	if size < 1 || size > MaxServerPage {
+		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxServerPage)
+	}
+	return p
 }
 
 func (c *Client) paymentURL(q PaymentQuery, page, size int) string {
@@ -72,35 +75,37 @@ func (c *Client) paymentURL(q PaymentQuery, page, size int) string {
 // date filter), after fetching them all. size is the explicit page size
 // (1..MaxServerPage).
 func (c *Client) TransferPages(ctx context.Context, since time.Time, size int) iter.Seq2[[]byte, error] {
-	return pageSeq(func() ([][]byte, error) {
-		op := "transfers since " + since.UTC().Format(TimeFormat)
-		if size < 1 || size > MaxServerPage {
-			return nil, fmt.Errorf("%s: page size %d, want 1..%d", op, size, MaxServerPage)
-		}
-		var prev time.Time
-		return c.fetchPages(ctx, pager{
-			op:      op,
-			url:     func(page int) string { return c.transferURL(page, size) },
-			parse:   parseEnvelope("content"),
-			growing: true,
-			done: func(p pageInfo) (bool, error) {
-				for _, item := range p.items {
-					var t struct {
-						CreatedAt time.Time `json:"created_at"`
-					}
-					if err := json.Unmarshal(item, &t); err != nil || t.CreatedAt.IsZero() {
-						return false, fmt.Errorf("a transfer without a created_at (%v)", err)
-					}
-					if !prev.IsZero() && t.CreatedAt.After(prev) {
-						return false, fmt.Errorf("transfers are not newest first: %s after %s",
-							t.CreatedAt.UTC().Format(TimeFormat), prev.UTC().Format(TimeFormat))
-					}
-					prev = t.CreatedAt
+	return c.pageSeq(ctx, c.transferPager(since, size))
+}
+
+func (c *Client) transferPager(since time.Time, size int) pager {
+	var prev time.Time
+	p := pager{
+		op:      "transfers since " + since.UTC().Format(TimeFormat),
+		url:     func(page int) string { return c.transferURL(page, size) },
+		parse:   parseEnvelope("content"),
+		growing: true,
+		done: func(p pageInfo) (bool, error) {
+			for _, item := range p.items {
+				var t struct {
+					CreatedAt time.Time `json:"created_at"`
 				}
-				return !prev.IsZero() && prev.Before(since), nil
-			},
-		})
-	})
+				if err := decodeJSON(item, &t); err != nil || t.CreatedAt.IsZero() {
+					return false, fmt.Errorf("a transfer without a created_at (%v)", err)
+				}
+				if !prev.IsZero() && t.CreatedAt.After(prev) {
+					return false, fmt.Errorf("transfers are not newest first: %s after %s",
+						t.CreatedAt.UTC().Format(TimeFormat), prev.UTC().Format(TimeFormat))
+				}
+				prev = t.CreatedAt
+			}
+			return !prev.IsZero() && prev.Before(since), nil
+		},
+	}
+	if size < 1 || size > MaxServerPage {
+		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxServerPage)
+	}
+	return p
 }
 
 func (c *Client) transferURL(page, size int) string {
@@ -114,16 +119,15 @@ func (c *Client) transferURL(page, size int) string {
 // FeePages yields the raw pages of the fee configuration, in page order,
 // after fetching them all. size is the explicit page size (1..MaxServerPage).
 func (c *Client) FeePages(ctx context.Context, size int) iter.Seq2[[]byte, error] {
-	return pageSeq(func() ([][]byte, error) {
-		if size < 1 || size > MaxServerPage {
-			return nil, fmt.Errorf("fees: page size %d, want 1..%d", size, MaxServerPage)
-		}
-		return c.fetchPages(ctx, pager{
-			op:    "fees",
-			url:   func(page int) string { return c.feeURL(page, size) },
-			parse: parseEnvelope("content"),
-		})
-	})
+	return c.pageSeq(ctx, c.feePager(size))
+}
+
+func (c *Client) feePager(size int) pager {
+	p := pager{op: "fees", url: func(page int) string { return c.feeURL(page, size) }, parse: parseEnvelope("content")}
+	if size < 1 || size > MaxServerPage {
+		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxServerPage)
+	}
+	return p
 }
 
 func (c *Client) feeURL(page, size int) string {

@@ -15,16 +15,19 @@ import (
 // (paging over a changing list can skip entries) and checks that the pages
 // hold exactly total_elements entries. size is the explicit page size (1..MaxStatementPage).
 func (c *Client) StatementPages(ctx context.Context, account string, w Window, size int) iter.Seq2[[]byte, error] {
-	return pageSeq(func() ([][]byte, error) {
-		if size < 1 || size > MaxStatementPage {
-			return nil, fmt.Errorf("statement %s: page size %d, want 1..%d", account, size, MaxStatementPage)
-		}
-		return c.fetchPages(ctx, pager{
-			op:    fmt.Sprintf("statement %s %s", account, w),
-			url:   func(page int) string { return c.statementURL(account, w, page, size) },
-			parse: parseStatementPage,
-		})
-	})
+	return c.pageSeq(ctx, c.statementPager(account, w, size))
+}
+
+func (c *Client) statementPager(account string, w Window, size int) pager {
+	p := pager{
+		op:    fmt.Sprintf("statement %s %s", account, w),
+		url:   func(page int) string { return c.statementURL(account, w, page, size) },
+		parse: parseStatementPage,
+	}
+	if size < 1 || size > MaxStatementPage {
+		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxStatementPage)
+	}
+	return p
 }
 
 func (c *Client) statementURL(account string, w Window, page, size int) string {
@@ -47,7 +50,7 @@ func parseStatementPage(body []byte) (pageInfo, error) {
 			TotalElements *int64             `json:"total_elements"`
 		} `json:"transactions"`
 	}
-	if err := json.Unmarshal(body, &env); err != nil {
+	if err := decodeJSON(body, &env); err != nil {
 		return pageInfo{}, fmt.Errorf("decode page: %w", err)
 	}
 	t := env.Transactions

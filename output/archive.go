@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -65,6 +66,7 @@ func RunPrefix(runID string, started time.Time) string {
 // after a failure, is safe; the manifest is only written once every file is there.
 func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifest, error) {
 	m := Manifest{Run: run.normalised()}
+	var rels []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -73,22 +75,35 @@ func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifes
 		if err != nil {
 			return err
 		}
-		rel = filepath.ToSlash(rel)
-		if rel == ManifestName {
-			return nil
+		if rel = filepath.ToSlash(rel); rel != ManifestName {
+			rels = append(rels, rel)
 		}
-		f, err := describe(dir, rel)
-		if err != nil {
-			return err
-		}
-		f.Rows, err = countRows(p)
-		if err != nil {
-			return fmt.Errorf("count rows of %s: %w", rel, err)
-		}
-		m.Files = append(m.Files, f)
 		return nil
 	})
 	if err != nil {
+		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
+	}
+	// Hashing and counting rows is CPU work: one file per core at a time.
+	m.Files = make([]File, len(rels))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, rel := range rels {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			f, err := describe(dir, rel)
+			if err != nil {
+				return err
+			}
+			if f.Rows, err = countRows(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+				return fmt.Errorf("count rows of %s: %w", rel, err)
+			}
+			m.Files[i] = f
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
@@ -106,7 +121,7 @@ func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifes
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(uploads)
 	for _, f := range m.Files {
 		g.Go(func() error {
@@ -116,15 +131,30 @@ func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifes
 	if err := g.Wait(); err != nil {
 		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
+	if fs, ok := store.(fileStore); ok {
+		if err := fs.Sync(ctx); err != nil {
+			return m, fmt.Errorf("upload run %s: %w", run.ID, err)
+		}
+	}
 	if err := store.Put(ctx, prefix+ManifestName, bytes.NewReader(b), int64(len(b)), SHA256(b)); err != nil {
 		return m, fmt.Errorf("upload run %s: manifest: %w", run.ID, err)
 	}
 	return m, nil
 }
 
+// fileStore is a store that takes a local file as it is (DirStore links it)
+// and syncs what it took before the manifest is written.
+type fileStore interface {
+	PutFile(ctx context.Context, key, path string, size int64, sum string) error
+	Sync(ctx context.Context) error
+}
+
 func putFile(ctx context.Context, store Store, key, path string, f File) error {
 	if ok, err := store.Has(ctx, key, f.Size, f.SHA256); err != nil || ok {
 		return err
+	}
+	if fs, ok := store.(fileStore); ok {
+		return fs.PutFile(ctx, key, path, f.Size, f.SHA256)
 	}
 	r, err := os.Open(path)
 	if err != nil {

@@ -114,6 +114,42 @@ func TestArchiveWritesManifestLast(t *testing.T) {
 	}
 }
 
+// TestArchiveLinksIntoAFolder: a folder archive on the run folder's file
+// system takes each file as a hard link, whole and unchanged, and a second
+// archive of the run finds everything there.
+func TestArchiveLinksIntoAFolder(t *testing.T) {
+	dir, run := runFolder(t)
+	root := filepath.Join(t.TempDir(), "archive")
+	st, err := output.NewDirStore(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := output.Archive(t.Context(), st, run, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := output.RunPrefix(run.ID, run.StartedAt)
+	for _, f := range m.Files {
+		src, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, err := os.Stat(filepath.Join(root, filepath.FromSlash(prefix+f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !os.SameFile(src, dst) {
+			t.Errorf("%s was copied, not linked", f.Path)
+		}
+	}
+	if err := output.Fetch(t.Context(), st, prefix, m, t.TempDir()); err != nil {
+		t.Errorf("archived files differ from the manifest: %v", err)
+	}
+	if again, err := output.Archive(t.Context(), st, run, dir); err != nil || len(again.Files) != len(m.Files) {
+		t.Errorf("archive again: %v", err)
+	}
+}
+
 // TestArchiveFailureLeavesNoManifest: a failed upload leaves no manifest;
 // archiving again sends only what is missing, then the manifest.
 func TestArchiveFailureLeavesNoManifest(t *testing.T) {

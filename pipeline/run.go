@@ -153,6 +153,9 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		for _, f := range loaded.Files {
 			n += f.Rows
 		}
+		if err == nil { // the rules then read compressed, checkpointed tables (docs/performance.md)
+			_, err = wh.DB.ExecContext(ctx, "CHECKPOINT")
+		}
 		return n, err
 	}); err != nil {
 		return res, err

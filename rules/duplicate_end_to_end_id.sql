@@ -6,16 +6,17 @@
 -- Reports carry no payment_type: a payment is taken as REGULAR unless its
 -- statement entry says it returns another payment. The break is keyed on the
 -- sender and the id, and dated by the second payment that used it.
-WITH regular AS (
+WITH regular AS MATERIALIZED (
     SELECT
-        o.*,
+        o.network_payment_id, o.end_to_end_id, o.quote_ts, o.sender_address, o.sent_currency, o.sent_amount,
+        o.report_id, o.source_line,
         split_part(o.sender_address, '@', 2) AS sender_node
     FROM payment_ops o
+    ANTI JOIN (SELECT transaction_id FROM statement_entries WHERE returns_payment_with_id IS NOT NULL) e
+        ON e.transaction_id = o.network_payment_id
     WHERE o.end_to_end_id IS NOT NULL
-      AND NOT EXISTS (
-          SELECT 1 FROM statement_entries e
-          WHERE e.transaction_id = o.network_payment_id AND e.returns_payment_with_id IS NOT NULL)
 ),
+-- only ids used more than once are ranked: the window then sees a handful of rows, not every payment
 ranked AS (
     SELECT
         *,
@@ -24,6 +25,8 @@ ranked AS (
         first_value(network_payment_id) OVER same_id AS first_payment,
         first_value('PAYMENT_OPS report ' || report_id || ' line ' || source_line) OVER same_id AS first_source
     FROM regular
+    SEMI JOIN (SELECT sender_node, end_to_end_id FROM regular GROUP BY ALL HAVING count(*) > 1) d
+        USING (sender_node, end_to_end_id)
     WINDOW same_id AS (PARTITION BY sender_node, end_to_end_id ORDER BY quote_ts, network_payment_id)
 )
 SELECT

@@ -16,6 +16,6 @@ SELECT
      WHERE f.report_type = 'RECON' AND f.status <> 'FAILED'
        AND CAST(o.quote_ts AS DATE) BETWEEN f.window_from AND f.window_to) AS right_source
 FROM payment_ops o
+ANTI JOIN recon_transactions r ON r.network_payment_id = o.network_payment_id
 WHERE o.quote_ts >= $window_start AND o.quote_ts < $window_end
   AND o.payment_state IN ('COMPLETED', 'EXECUTED')
-  AND NOT EXISTS (SELECT 1 FROM recon_transactions r WHERE r.network_payment_id = o.network_payment_id)

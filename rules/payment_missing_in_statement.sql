@@ -3,20 +3,24 @@
 -- description: A COMPLETED or EXECUTED payment of this node has no statement entry (transaction_id = payment id) on its account.
 -- reads: payment_ops, statement_entries, statements
 -- param: grace INTERVAL = 24 hours  (after executed_at before a missing entry is a break)
-WITH moved AS (
-    SELECT *, coalesce(executed_at, quote_ts) AS settled_at
+WITH moved AS NOT MATERIALIZED (
+    SELECT network_payment_id, end_to_end_id, quote_ts, coalesce(executed_at, quote_ts) AS settled_at, payment_state,
+           report_id, source_line, sender_address, sent_currency, sent_amount, receiver_address, received_currency, received_amount
     FROM payment_ops
     WHERE quote_ts >= $window_start AND quote_ts < $window_end
       AND payment_state IN ('COMPLETED', 'EXECUTED')
 ),
+-- the sides of each payment that are this node's accounts
 sides AS (
     SELECT network_payment_id, end_to_end_id, quote_ts, settled_at, payment_state, report_id, source_line,
            sender_address AS account, sent_currency AS currency, -sent_amount AS change, 'sender' AS side
     FROM moved
+    WHERE sender_address IN (SELECT account FROM node_accounts)
     UNION ALL
     SELECT network_payment_id, end_to_end_id, quote_ts, settled_at, payment_state, report_id, source_line,
            receiver_address, received_currency, received_amount, 'receiver'
     FROM moved
+    WHERE receiver_address IN (SELECT account FROM node_accounts)
 )
 SELECT
     s.network_payment_id || '|' || s.account AS break_key,
@@ -34,7 +38,4 @@ SELECT
      FROM statements st
      WHERE st.account = s.account AND s.settled_at >= st.start_datetime AND s.settled_at < st.end_datetime) AS right_source
 FROM sides s
-JOIN node_accounts n ON n.account = s.account
-WHERE NOT EXISTS (
-    SELECT 1 FROM statement_entries e
-    WHERE e.account = s.account AND e.transaction_id = s.network_payment_id)
+ANTI JOIN statement_entries e ON e.account = s.account AND e.transaction_id = s.network_payment_id

@@ -15,8 +15,8 @@ WITH orphans AS (
         min(r.source_line) AS first_line,
         max(r.source_line) AS last_line
     FROM recon_transactions r
+    ANTI JOIN payment_ops o ON o.network_payment_id = r.network_payment_id
     WHERE r.quote_ts >= $window_start AND r.quote_ts < $window_end
-      AND NOT EXISTS (SELECT 1 FROM payment_ops o WHERE o.network_payment_id = r.network_payment_id)
     GROUP BY r.network_payment_id
 )
 SELECT

@@ -15,20 +15,26 @@ WITH frames AS (
 ),
 steps AS (
     SELECT
-        f.account, f.currency, f.start_datetime, f.end_datetime,
+        f.account, f.currency, f.start_datetime, f.end_datetime, f.source_file AS frame_file,
         e.transaction_id, e.transaction_type, e.end_to_end_id, e.created_at, e.balance_change, e.balance_result,
         e.source_file, e.source_line,
         coalesce(lag(e.balance_result) OVER w, f.opening_balance) AS previous,
-        coalesce(lag('entry ' || e.source_file || ' #' || e.source_line) OVER w, 'opening_balance of ' || f.source_file) AS previous_source
+        lag(e.source_file) OVER w AS previous_file,
+        lag(e.source_line) OVER w AS previous_line
     FROM frames f
     JOIN statement_entries e ON e.account = f.account AND e.created_at >= f.start_datetime AND e.created_at < f.end_datetime
     WINDOW w AS (PARTITION BY f.account, f.start_datetime, f.end_datetime ORDER BY e.created_at, e.transaction_id)
 ),
+-- an entry is judged in the frame starting last that holds it (no later frame of its account holds it)
 judged AS (
     SELECT *
-    FROM steps
-    WHERE created_at >= $window_start AND created_at < $window_end
-    QUALIFY row_number() OVER (PARTITION BY account, transaction_id ORDER BY start_datetime DESC, end_datetime DESC) = 1
+    FROM steps s
+    WHERE s.created_at >= $window_start AND s.created_at < $window_end
+      AND s.balance_result IS DISTINCT FROM s.previous + s.balance_change
+      AND NOT EXISTS (
+          SELECT 1 FROM frames l
+          WHERE l.account = s.account AND s.created_at >= l.start_datetime AND s.created_at < l.end_datetime
+            AND (l.start_datetime > s.start_datetime OR (l.start_datetime = s.start_datetime AND l.end_datetime > s.end_datetime)))
 ),
 chain_ends AS (
     SELECT
@@ -51,10 +57,9 @@ SELECT
     balance_result AS actual,
     'balance_result ' || coalesce(amount_text(balance_result), 'null') || ' is not the previous balance '
         || coalesce(amount_text(previous), 'null') || ' plus the change ' || coalesce(amount_text(balance_change), 'null') AS detail,
-    previous_source AS left_source,
+    coalesce('entry ' || previous_file || ' #' || previous_line, 'opening_balance of ' || frame_file) AS left_source,
     'entry ' || source_file || ' #' || source_line AS right_source
 FROM judged
-WHERE balance_result IS DISTINCT FROM previous + balance_change
 UNION ALL
 SELECT
     account || '|statement ' || strftime(start_datetime, '%Y-%m-%dT%H:%M:%SZ') || '..' || strftime(end_datetime, '%Y-%m-%dT%H:%M:%SZ'),

@@ -30,9 +30,9 @@ SELECT
     'no payment ' || e.transaction_id || ' in the reports or the server API' AS right_source
 FROM statement_entries e
 JOIN node_accounts n ON n.account = e.account
+ANTI JOIN known_payments k ON k.payment_id = e.transaction_id
 WHERE e.transaction_type = 'PAYMENT'
   AND e.created_at >= $window_start AND e.created_at < $window_end
-  AND NOT EXISTS (SELECT 1 FROM known_payments k WHERE k.payment_id = e.transaction_id)
   -- judge an entry only when the reports cover the time its payment may have been quoted
   AND EXISTS (
       SELECT 1 FROM report_files f

@@ -11,7 +11,7 @@ import (
 )
 
 // batchRows is the number of rows per Arrow record batch.
-const batchRows = 1 << 15
+const batchRows = 1 << 13
 
 var (
 	amountArrow = &arrow.Decimal128Type{Precision: 38, Scale: amountScale}

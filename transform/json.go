@@ -169,6 +169,17 @@ func (b *builder) add(at pos, raw json.RawMessage, fill func() error) (ok bool, 
 	return false, nil
 }
 
+// decodeJSON decodes a typed document with goccy/go-json (a fraction of
+// encoding/json's CPU on the millions of records of a large run), and again
+// with encoding/json when that fails, whose error says what is wrong.
+func decodeJSON(raw []byte, v any) error {
+	if gojson.Unmarshal(raw, v) == nil {
+		return nil
+	}
+	reflect.ValueOf(v).Elem().SetZero()
+	return json.Unmarshal(raw, v)
+}
+
 // jsonProblem describes a decoding error without Go type names.
 func jsonProblem(err error) string {
 	var te *json.UnmarshalTypeError

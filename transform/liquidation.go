@@ -18,7 +18,7 @@ import (
 
 // liquidationChunk is how many liquidation files are staged and replaced per
 // transaction; it bounds the memory of a large load.
-const liquidationChunk = 2000
+const liquidationChunk = 10000
 
 // liquidationParts are the nested objects of a liquidation flattened into
 // its row as <part>_<snake_case field>.
@@ -73,10 +73,10 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 		}
 		bad = append(bad, bs[i].bad...)
 	}
-	if err := stageQuarantine(ctx, conn, bad); err != nil {
+	stats := fileStats(files, bs...)
+	if err := stageRecord(ctx, conn, bad, stats); err != nil {
 		return nil, err
 	}
-	stats := fileStats(files, bs...)
 
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -93,11 +93,8 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 	for _, t := range liquidationTables {
 		stmts = append(stmts, insertSQL(t, "stage_"+t.Name))
 	}
-	if err := execAll(ctx, tx, args, stmts...); err != nil {
+	if err := execAll(ctx, tx, args, append(stmts, recordFilesSQL...)...); err != nil {
 		return nil, fmt.Errorf("load liquidations: %w", err)
-	}
-	if err := l.quarantineAndRecord(ctx, tx, args, stats); err != nil {
-		return nil, err
 	}
 	return stats, tx.Commit()
 }
@@ -130,7 +127,7 @@ func liquidationRows(bs []*builder, file string, body []byte) error {
 			}
 		}
 		if tr, ok := m["trade_requests"]; ok && string(tr) != "null" {
-			if err := json.Unmarshal(tr, &trades); err != nil {
+			if err := decodeJSON(tr, &trades); err != nil {
 				return errors.New("trade_requests is not an array")
 			}
 		}
@@ -155,7 +152,7 @@ func liquidationRows(bs []*builder, file string, body []byte) error {
 			continue
 		}
 		var execs []json.RawMessage
-		if err := json.Unmarshal(ex, &execs); err != nil {
+		if err := decodeJSON(ex, &execs); err != nil {
 			eb.reject(quarantined{file: file, line: int64(j + 1), path: tp + ".trade_executions", key: id,
 				reason: "trade_executions is not an array", raw: string(ex)})
 			continue

@@ -31,10 +31,10 @@ func NewLoader(db *sql.DB, dir, runID string, log *slog.Logger) *Loader {
 
 // FileStats counts what one raw file gave.
 type FileStats struct {
-	File        extract.RawFile
-	Rows        int64 // rows loaded (a liquidation counts its trades and executions)
-	Quarantined int64 // rows sent to quarantine
-	Changes     int64 // report_changes recorded: values a newer generation of a report changed
+	File        *extract.RawFile // in the files given to Load
+	Rows        int64            // rows loaded (a liquidation counts its trades and executions)
+	Quarantined int64            // rows sent to quarantine
+	Changes     int64            // report_changes recorded: values a newer generation of a report changed
 }
 
 // Stats counts what a load gave, file by file.
@@ -115,11 +115,15 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 		if err != nil {
 			return st, fmt.Errorf("load %s: %w", first.Path, err)
 		}
+		var rows, bad, changes int64
 		for _, f := range fs {
-			l.log.Info("loaded", "source", f.File.Source, "file", f.File.Path, "rows", f.Rows,
+			l.log.Debug("loaded", "source", f.File.Source, "file", f.File.Path, "rows", f.Rows,
 				"quarantined", f.Quarantined, "changes", f.Changes)
 			trace.loaded(f, 1)
+			rows, bad, changes = rows+f.Rows, bad+f.Quarantined, changes+f.Changes
 		}
+		l.log.Info("loaded", "source", first.Source, "file", first.Path, "files", len(fs), "rows", rows,
+			"quarantined", bad, "changes", changes)
 		st.Files = append(st.Files, fs...)
 	}
 	return st, nil
@@ -127,26 +131,48 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 
 func isReport(source string) bool { _, ok := TableFor(source); return ok }
 
-// groups splits files into the slices Load replaces, in order of first appearance.
+// groups splits files into the slices Load replaces, in order of first
+// appearance. Files of one slice that are already next to each other (as
+// Extract lists them) are not copied: a slice is then part of files.
 func groups(files []extract.RawFile) [][]extract.RawFile {
-	var order []string
-	by := map[string][]extract.RawFile{}
-	for _, f := range files {
-		var k string
+	key := func(f *extract.RawFile) string {
 		switch f.Source {
 		case extract.SourceStatement:
-			k = f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
+			return f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
 		case extract.SourceLiquidation, extract.SourcePayment, extract.SourceTransfer, extract.SourceFee:
-			k = f.Source
+			return f.Source
 		default:
-			k = f.Source + "\x00" + f.Path
+			return f.Source + "\x00" + f.Path
 		}
-		if _, ok := by[k]; !ok {
-			order = append(order, k)
-		}
-		by[k] = append(by[k], f)
 	}
-	out := make([][]extract.RawFile, len(order))
+	var (
+		out   [][]extract.RawFile
+		order []string
+		at    = map[string]int{} // key -> its slice in out
+		runs  = true             // every slice is one run of files
+	)
+	for i := range files {
+		k := key(&files[i])
+		j, seen := at[k]
+		switch {
+		case !seen:
+			at[k] = len(out)
+			order = append(order, k)
+			out = append(out, files[i:i+1:i+1])
+		case j == len(out)-1 && runs:
+			out[j] = files[i-len(out[j]) : i+1 : i+1]
+		default:
+			runs = false
+		}
+	}
+	if runs {
+		return out
+	}
+	by := map[string][]extract.RawFile{}
+	for i := range files {
+		k := key(&files[i])
+		by[k] = append(by[k], files[i])
+	}
 	for i, k := range order {
 		out[i] = by[k]
 	}
@@ -157,7 +183,7 @@ func groups(files []extract.RawFile) [][]extract.RawFile {
 func fileStats(files []extract.RawFile, bs ...*builder) []FileStats {
 	out := make([]FileStats, len(files))
 	for i, f := range files {
-		out[i].File = f
+		out[i].File = &files[i]
 		for _, b := range bs {
 			out[i].Rows += b.loaded[f.Path]
 			out[i].Quarantined += b.nbad[f.Path]
@@ -210,34 +236,29 @@ func execAll(ctx context.Context, tx *sql.Tx, args []any, stmts ...string) error
 	return nil
 }
 
-// insertQuarantineSQL moves the stage's rejected rows of one file into quarantine.
-const insertQuarantineSQL = `INSERT INTO quarantine (source, account, window_from, window_to, record_key, source_file,
-	report_id, line, path, reason, raw, run_id)
-	SELECT $source, $account, $from, $to, record_key, _file, $report_id, _line, path, reason, raw, $run_id
-	FROM stage_quarantine WHERE _file = $file`
+// recordFilesSQL moves the rejected rows of the files in stage_files from
+// stage_quarantine into quarantine, and writes the files' rows of source_files.
+var recordFilesSQL = []string{
+	`INSERT INTO quarantine (source, account, window_from, window_to, record_key, source_file,
+		report_id, line, path, reason, raw, run_id)
+	SELECT f.source, f.account, f.window_from, f.window_to, q.record_key, q._file, f.report_id, q._line, q.path, q.reason,
+		q.raw, $run_id
+	FROM stage_quarantine q JOIN stage_files f ON f.source_file = q._file
+	ORDER BY f.n, q._line`,
+	`INSERT OR REPLACE INTO source_files (run_id, source, source_file, request, sha256, size_bytes, fetched_at, window_from,
+		window_to, account, report_id, rows_loaded, rows_quarantined)
+	SELECT $run_id, source, source_file, request, sha256, size_bytes, fetched_at, window_from, window_to, account, report_id,
+		rows_loaded, rows_quarantined
+	FROM stage_files ORDER BY n`,
+}
 
-// recordFile writes a raw file's row of source_files.
-func (l *Loader) recordFile(ctx context.Context, tx *sql.Tx, fs FileStats) error {
-	f := fs.File
-	var fetched, from, to, account, report any
-	if !f.FetchedAt.IsZero() {
-		fetched = f.FetchedAt
+// stageRecord stages the rejected rows and the files of a slice, which
+// recordFilesSQL then records inside the slice's transaction.
+func stageRecord(ctx context.Context, conn *sql.Conn, bad []quarantined, stats []FileStats) error {
+	if err := stageQuarantine(ctx, conn, bad); err != nil {
+		return err
 	}
-	if !f.Window.From.IsZero() {
-		from, to = f.Window.From, f.Window.To
-	}
-	if f.Account != "" {
-		account = f.Account
-	}
-	if f.ReportID != "" {
-		report = f.ReportID
-	}
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO source_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		l.runID, f.Source, f.Path, f.Request, f.SHA256, f.Size, fetched, from, to, account, report, fs.Rows, fs.Quarantined)
-	if err != nil {
-		return fmt.Errorf("record file %s: %w", f.Path, err)
-	}
-	return nil
+	return stageFiles(ctx, conn, stats)
 }
 
 // windowArgs are the named arguments of a file's window ($from, $to as days;

@@ -14,7 +14,7 @@ import (
 // brings again. A newer generation's changes to rows already loaded are
 // recorded in report_changes first.
 func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f extract.RawFile) (FileStats, error) {
-	st := FileStats{File: f}
+	st := FileStats{File: &f}
 	if f.Status == extract.StatusFailed {
 		return st, nil // nothing to replace: the previous data stays and the run is incomplete
 	}
@@ -34,10 +34,10 @@ func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f ext
 	if err := stageRows(ctx, conn, "stage", b, produce); err != nil {
 		return st, fmt.Errorf("read %s: %w", f.Path, err)
 	}
-	if err := stageQuarantine(ctx, conn, b.bad); err != nil {
+	st.Rows, st.Quarantined = b.loaded[f.Path], int64(len(b.bad))
+	if err := stageRecord(ctx, conn, b.bad, []FileStats{st}); err != nil {
 		return st, err
 	}
-	st.Rows, st.Quarantined = b.loaded[f.Path], int64(len(b.bad))
 
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -50,12 +50,11 @@ func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f ext
 	if st.Changes, err = recordChanges(ctx, tx, t, args); err != nil {
 		return st, fmt.Errorf("compare %s with the rows loaded: %w", f.Path, err)
 	}
-	if err := execAll(ctx, tx, args,
+	if err := execAll(ctx, tx, args, append([]string{
 		fmt.Sprintf(`DELETE FROM %s WHERE %s`, t.Name, replacedRows(t, t.Name)),
 		insertSQL(t, "stage"),
 		`DELETE FROM quarantine WHERE source = $source AND account IS NULL AND window_from >= $from AND window_to <= $to`,
-		insertQuarantineSQL,
-	); err != nil {
+	}, recordFilesSQL...)...); err != nil {
 		return st, fmt.Errorf("load %s into %s: %w", f.Path, t.Name, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO report_files VALUES ($report_id, $type, $format, $status,
@@ -65,9 +64,6 @@ func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f ext
 		sql.Named("file", f.Path), sql.Named("sha", f.SHA256), sql.Named("size", f.Size),
 		sql.Named("rows", st.Rows), sql.Named("quarantined", st.Quarantined), sql.Named("run_id", l.runID)); err != nil {
 		return st, fmt.Errorf("record report %s: %w", f.ReportID, err)
-	}
-	if err := l.recordFile(ctx, tx, st); err != nil {
-		return st, err
 	}
 	return st, tx.Commit()
 }

@@ -69,7 +69,7 @@ type paymentJSON struct {
 func paymentRow(b *builder, at pos, raw json.RawMessage) error {
 	_, err := b.add(at, raw, func() error {
 		var p paymentJSON
-		if err := json.Unmarshal(raw, &p); err != nil {
+		if err := decodeJSON(raw, &p); err != nil {
 			var id struct {
 				PaymentID value `json:"payment_id"`
 			}
@@ -108,7 +108,7 @@ func readPage(path string) ([]json.RawMessage, error) {
 	var page struct {
 		Content *[]json.RawMessage `json:"content"`
 	}
-	if err := json.Unmarshal(body, &page); err != nil {
+	if err := decodeJSON(body, &page); err != nil {
 		return nil, fmt.Errorf("not a page envelope: %w", err)
 	}
 	if page.Content == nil {
@@ -141,10 +141,10 @@ func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files 
 	if err != nil {
 		return nil, fmt.Errorf("read %s pages: %w", t.Source, err)
 	}
-	if err := stageQuarantine(ctx, conn, b.bad); err != nil {
+	stats := fileStats(files, b)
+	if err := stageRecord(ctx, conn, b.bad, stats); err != nil {
 		return nil, err
 	}
-	stats := fileStats(files, b)
 
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -161,34 +161,13 @@ func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files 
 	if t.Source == extract.SourceFee {
 		stmts = []string{`DELETE FROM fees`, `DELETE FROM quarantine WHERE source = $source`}
 	}
-	if err := execAll(ctx, tx, args, append(stmts, insertSQL(t, "stage"))...); err != nil {
+	// The quarantine rows of the pages' windows go before any is added.
+	stmts = append(stmts, insertSQL(t, "stage"), `DELETE FROM quarantine q USING stage_files f
+		WHERE q.source = $source AND q.window_from >= f.window_from AND q.window_to <= f.window_to`)
+	if err := execAll(ctx, tx, args, append(stmts, recordFilesSQL...)...); err != nil {
 		return nil, fmt.Errorf("load %s: %w", t.Name, err)
 	}
-	for _, f := range files { // the quarantine rows of the pages' windows, before any is added
-		if err := execAll(ctx, tx, append(windowArgs(f), args...),
-			`DELETE FROM quarantine WHERE source = $source AND window_from >= $from AND window_to <= $to`); err != nil {
-			return nil, fmt.Errorf("quarantine rows of %s: %w", f.Path, err)
-		}
-	}
-	if err := l.quarantineAndRecord(ctx, tx, args, stats); err != nil {
-		return nil, err
-	}
 	return stats, tx.Commit()
-}
-
-// quarantineAndRecord moves each file's rejected rows into quarantine and
-// writes its row of source_files.
-func (l *Loader) quarantineAndRecord(ctx context.Context, tx *sql.Tx, args []any, stats []FileStats) error {
-	for _, fs := range stats {
-		fargs := append(windowArgs(fs.File), append(args, sql.Named("file", fs.File.Path))...)
-		if err := execAll(ctx, tx, fargs, insertQuarantineSQL); err != nil {
-			return fmt.Errorf("quarantine rows of %s: %w", fs.File.Path, err)
-		}
-		if err := l.recordFile(ctx, tx, fs); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // balancesJSON is GET /v4/monitor/balances (DESIGN.md §3).
@@ -259,10 +238,10 @@ func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f extract.Raw
 	if err != nil {
 		return nil, fmt.Errorf("read balances %s: %w", f.Path, err)
 	}
-	if err := stageQuarantine(ctx, conn, b.bad); err != nil {
+	stats := fileStats([]extract.RawFile{f}, b)
+	if err := stageRecord(ctx, conn, b.bad, stats); err != nil {
 		return nil, err
 	}
-	stats := fileStats([]extract.RawFile{f}, b)
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -271,16 +250,12 @@ func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f extract.Raw
 	args := append(windowArgs(f), sql.Named("fetched", f.FetchedAt), sql.Named("key", snapshot),
 		sql.Named("source", extract.SourceBalance), sql.Named("run_id", l.runID), sql.Named("file", f.Path),
 		sql.Named("account", nil), sql.Named("report_id", nil))
-	if err := execAll(ctx, tx, args,
+	if err := execAll(ctx, tx, args, append([]string{
 		`DELETE FROM balances WHERE fetched_at = $fetched`,
 		`DELETE FROM quarantine WHERE source = $source AND record_key = $key`,
 		insertSQL(&Balances, "stage"),
-		insertQuarantineSQL,
-	); err != nil {
+	}, recordFilesSQL...)...); err != nil {
 		return nil, fmt.Errorf("load balances %s: %w", f.Path, err)
-	}
-	if err := l.recordFile(ctx, tx, stats[0]); err != nil {
-		return nil, err
 	}
 	return stats, tx.Commit()
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -136,6 +137,66 @@ func createFromReader(ctx context.Context, conn *sql.Conn, name string, r array.
 		return fmt.Errorf("stage %s: %w", name, err)
 	}
 	return nil
+}
+
+var filesSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "source", Type: arrow.BinaryTypes.String},
+	{Name: "source_file", Type: arrow.BinaryTypes.String},
+	{Name: "request", Type: arrow.BinaryTypes.String},
+	{Name: "sha256", Type: arrow.BinaryTypes.String},
+	{Name: "size_bytes", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "fetched_at", Type: timeArrow, Nullable: true},
+	{Name: "window_from", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+	{Name: "window_to", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+	{Name: "account", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "report_id", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "rows_loaded", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "rows_quarantined", Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+// stageFiles creates the temporary table stage_files: one row per raw file
+// of a slice, in order (n), with what source_files records of it, so a
+// slice of many files (liquidations, pages) is recorded in one statement.
+func stageFiles(ctx context.Context, conn *sql.Conn, stats []FileStats) error {
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, filesSchema)
+	defer rb.Release()
+	str := func(i int, s string) {
+		b := rb.Field(i).(*array.StringBuilder)
+		if s == "" {
+			b.AppendNull()
+		} else {
+			b.Append(s)
+		}
+	}
+	for n, fs := range stats {
+		f := fs.File
+		rb.Field(0).(*array.Int64Builder).Append(int64(n))
+		rb.Field(1).(*array.StringBuilder).Append(f.Source)
+		rb.Field(2).(*array.StringBuilder).Append(f.Path)
+		rb.Field(3).(*array.StringBuilder).Append(f.Request)
+		rb.Field(4).(*array.StringBuilder).Append(f.SHA256)
+		rb.Field(5).(*array.Int64Builder).Append(f.Size)
+		if f.FetchedAt.IsZero() {
+			rb.Field(6).AppendNull()
+		} else {
+			rb.Field(6).(*array.TimestampBuilder).Append(arrow.Timestamp(f.FetchedAt.UnixMicro()))
+		}
+		for i, d := range []time.Time{f.Window.From, f.Window.To} {
+			if f.Window.From.IsZero() {
+				rb.Field(7 + i).AppendNull()
+			} else {
+				rb.Field(7 + i).(*array.Date32Builder).Append(arrow.Date32FromTime(d))
+			}
+		}
+		str(9, f.Account)
+		str(10, f.ReportID)
+		rb.Field(11).(*array.Int64Builder).Append(fs.Rows)
+		rb.Field(12).(*array.Int64Builder).Append(fs.Quarantined)
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+	return stageRecords(ctx, conn, "stage_files", filesSchema, []arrow.RecordBatch{rec})
 }
 
 var quarantineSchema = arrow.NewSchema([]arrow.Field{

@@ -33,7 +33,7 @@ func readStatementPage(path string) (statementPage, error) {
 	if err != nil {
 		return p, err
 	}
-	if err := json.Unmarshal(b, &p); err != nil {
+	if err := decodeJSON(b, &p); err != nil {
 		return p, fmt.Errorf("not a statement page: %w", err)
 	}
 	return p, nil
@@ -85,10 +85,10 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []extr
 	if err != nil {
 		return nil, fmt.Errorf("read statement %s: %w", first.Path, err)
 	}
-	if err := stageQuarantine(ctx, conn, b.bad); err != nil {
+	stats := fileStats(pages, b)
+	if err := stageRecord(ctx, conn, b.bad, stats); err != nil {
 		return nil, err
 	}
-	stats := fileStats(pages, b)
 
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -114,8 +114,8 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []extr
 		sql.Named("entries", total), sql.Named("file", first.Path), sql.Named("run_id", l.runID)); err != nil {
 		return nil, fmt.Errorf("record statement %s: %w", first.Path, err)
 	}
-	if err := l.quarantineAndRecord(ctx, tx, args, stats); err != nil {
-		return nil, err
+	if err := execAll(ctx, tx, args, recordFilesSQL...); err != nil {
+		return nil, fmt.Errorf("record statement %s: %w", first.Path, err)
 	}
 	return stats, tx.Commit()
 }

@@ -99,6 +99,7 @@ Configuration: flags, then RECON_* environment variables, then the TOML file nam
 		a.archiveCmd(),
 		a.replayCmd(),
 		a.diffCmd(),
+		a.benchCmd(),
 	)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -68,6 +69,7 @@ type liquidation struct {
 	} `json:"trading_summary"`
 
 	created time.Time // CreatedAt, for selection and order
+	key     uint64    // dayKey of its payment
 	omit    bool      // set by an injected break: the liquidation does not exist
 }
 
@@ -117,15 +119,16 @@ func (s *Sandbox) liquidation(p *payment) *liquidation {
 		return nil
 	}
 	r := s.rng(tagLiquidation, uint64(p.day), uint64(p.idx))
+	id, created := s.liquidationHead(p, r)
 	cur, exchange := p.receiver.currency, currencies[p.receiver.currency].exchange
 	l := &liquidation{
-		ID: s.liquidationID(p, r.Uint64()), AccountID: strings.ToLower(p.receiver.code) + "@" + exchange,
+		ID: id, AccountID: strings.ToLower(p.receiver.code) + "@" + exchange,
 		UniqueReferenceID: p.internalID(), NetworkPaymentID: p.id, NetworkPaymentCreatedAt: ts(p.created),
 		NetworkSenderAddress: p.sender.addr(), NetworkReceiverAddress: p.receiver.addr(),
 		DestinationAmount: num(fiat(p.received)), DestinationCurrency: cur, DestinationVenue: exchange,
-		EstimateType: "firm", LiquidationSource: "ODL_PAYMENT", Status: liqCompleted,
+		EstimateType: "firm", LiquidationSource: "ODL_PAYMENT", Status: liqCompleted, key: dayKey(p.day, p.idx),
 	}
-	l.created = p.created.Add(time.Duration(1000+r.Int64N(3000)) * time.Millisecond)
+	l.created = created
 	l.CreatedAt, l.ExpiresAt = ts(l.created), ts(l.created.Add(time.Hour))
 	l.ExecutionStrategy.MaxAmountPerTrade, l.ExecutionStrategy.MinimumTradeInterval = num(maxPerTrade.String()), "1"
 
@@ -230,12 +233,31 @@ func (s *Sandbox) liquidationByID(id string) *liquidation {
 	return nil
 }
 
+// liquidationHead draws a liquidation's id and creation time, the first
+// draws of its stream r (created 1-4 s after its payment).
+func (s *Sandbox) liquidationHead(p *payment, r *rand.Rand) (string, time.Time) {
+	id := s.liquidationID(p, r.Uint64())
+	return id, p.created.Add(time.Duration(1000+r.Int64N(3000)) * time.Millisecond)
+}
+
 // liquidations returns the liquidations created in [from, to), ordered by
-// created_at and id.
+// created_at and id, as far as a list needs them: without their trades,
+// except those an injected break edits, which are made whole.
 func (s *Sandbox) liquidations(from, to time.Time) []*liquidation {
 	var out []*liquidation
 	_ = s.each(from.Add(-maxLag), to, func(p *payment) error { // fn never fails
-		if l := s.liquidation(p); l != nil && within(l.created, from, to) {
+		l := &liquidation{Status: liqCompleted, NetworkPaymentID: p.id, UniqueReferenceID: p.internalID(), key: dayKey(p.day, p.idx)}
+		switch {
+		case !liquidates(p):
+			return nil
+		case p.edit != nil && p.edit.liquidation != nil:
+			if l = s.liquidation(p); l == nil {
+				return nil
+			}
+		default:
+			l.ID, l.created = s.liquidationHead(p, s.rng(tagLiquidation, uint64(p.day), uint64(p.idx)))
+		}
+		if within(l.created, from, to) {
 			out = append(out, l)
 		}
 		return nil
@@ -289,19 +311,20 @@ func (s *Sandbox) listLiquidations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := "liquidations " + ts(from) + " " + ts(to) + " " + q.Get("status") + " " + q.Get("payment_id") + " " + q.Get("reference_id")
-	items := s.cached(key, func() []json.RawMessage {
-		var out []json.RawMessage
+	keys := s.cached(key, func() []uint64 {
+		var out []uint64
 		for _, l := range s.liquidations(from, to) {
 			if f := q.Get("status"); f != "" && f != l.Status ||
 				q.Get("payment_id") != "" && q.Get("payment_id") != l.NetworkPaymentID ||
 				q.Get("reference_id") != "" && q.Get("reference_id") != l.UniqueReferenceID {
 				continue
 			}
-			out = append(out, l.summary())
+			out = append(out, l.key)
 		}
 		return out
 	})
-	writePage(w, "results", items, page, size, []sortJSON{ascending("created_at")})
+	writePage(w, "results", len(keys), page, size, []sortJSON{ascending("created_at")},
+		func(i int) json.RawMessage { return s.liquidation(s.byDayKey(keys[i])).summary() })
 }
 
 // getLiquidation serves GET /liquidations/{id}: the whole record.

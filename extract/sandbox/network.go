@@ -251,7 +251,21 @@ func ts(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(extract.TimeFormat)
+	t = t.UTC()
+	y, mo, d := t.Date()
+	if y < 1000 || y > 9999 {
+		return t.Format(extract.TimeFormat)
+	}
+	h, mi, sec := t.Clock()
+	// extract.TimeFormat written by hand: the sandbox formats millions of times.
+	b := []byte("0000-00-00T00:00:00.000Z")
+	for _, f := range [...]struct{ at, width, v int }{{0, 4, y}, {5, 2, int(mo)}, {8, 2, d}, {11, 2, h},
+		{14, 2, mi}, {17, 2, sec}, {20, 3, t.Nanosecond() / 1e6}} {
+		for i, v := f.at+f.width-1, f.v; i >= f.at; i, v = i-1, v/10 {
+			b[i] = byte('0' + v%10)
+		}
+	}
+	return string(b)
 }
 
 func within(t, from, to time.Time) bool { return !t.IsZero() && !t.Before(from) && t.Before(to) }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -330,7 +331,11 @@ func (s *Sandbox) downloadFile(w http.ResponseWriter, r *http.Request) {
 	s.serveReport(w, id)
 }
 
-// serveReport streams a report; EMPTY answers 204.
+// serveReport streams a report; EMPTY answers 204. The report streams as
+// it is generated (chunked, no Content-Length), so a large one starts at
+// once and is never held in memory. With truncated downloads configured, a
+// cut needs a declared length: the first download then counts the bytes in
+// a first pass, and every download sends Content-Length.
 func (s *Sandbox) serveReport(w http.ResponseWriter, id string) {
 	s.mu.Lock()
 	rp := s.lookup(id)
@@ -351,29 +356,41 @@ func (s *Sandbox) serveReport(w http.ResponseWriter, id string) {
 		s.reportError(w, http.StatusConflict, rptNotReady, "Conflict", "report "+id+" is "+cp.status)
 		return
 	}
-	if !sized { // count once, so large reports stream without being held in memory
+	declare := s.cfg.Faults.Truncate > 0
+	var junk int
+	if declare && !sized {
 		var c counter
-		_, junk, err := s.writeReport(&c, cp.typ, cp.format, cp.start, cp.until())
-		if err != nil {
+		var err error
+		if _, junk, err = s.writeReport(&c, cp.typ, cp.format, cp.start, cp.until()); err != nil {
 			s.reportError(w, http.StatusInternalServerError, "RPT_8", "Internal Server Error", err.Error())
 			return
 		}
 		size = c.n
-		s.mu.Lock()
-		if _, again := s.sizes[id]; !again && junk > 0 {
-			s.injected[faultMalformed] += junk
-		}
-		s.sizes[id] = size
-		s.mu.Unlock()
 	}
 	ext, ctype := "csv", "text/csv; charset=utf-8"
 	if cp.format == extract.FormatJSON {
 		ext, ctype = "json", "application/json"
 	}
 	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	if declare {
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	}
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", id+"."+ext))
-	_, _, _ = s.writeReport(w, cp.typ, cp.format, cp.start, cp.until()) // a write error means the client left
+	bw := bufio.NewWriterSize(w, 64<<10)
+	_, streamed, err := s.writeReport(bw, cp.typ, cp.format, cp.start, cp.until())
+	if err == nil {
+		err = bw.Flush()
+	}
+	if !declare {
+		junk = streamed
+	}
+	// The first whole generation of a report counts its malformed rows.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, again := s.sizes[id]; !again && !sized && (declare || err == nil) {
+		s.injected[faultMalformed] += junk
+		s.sizes[id] = size
+	}
 }
 
 // counter is a writer that only counts bytes.

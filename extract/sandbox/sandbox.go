@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"golang.org/x/sync/singleflight"
 )
 
 // Config sets up a sandbox; zero fields take the defaults named beside them.
@@ -55,20 +56,21 @@ type Sandbox struct {
 	requests  map[string]int
 	tokens    map[string]*issued // by token
 	tokenSeq  uint64
-	expiredOn map[string]uint64            // request key -> the token refused there as expired (Faults.TokenUses)
-	reports   map[string]*report           // created through the API
-	creations map[string]int               // reports created per type, format and window
-	deleted   map[string]bool              // deleted scheduled reports
-	sizes     map[string]int64             // download sizes by report id
-	streaks   map[string]*streak           // fault draws per distinct request
-	injected  map[string]int               // faults injected, by kind
-	faultsOn  map[string]int               // 429 and 5xx answers, by pattern
-	counted   map[string]bool              // report faults already counted, by report id
-	filesAuth []string                     // Authorization headers the download host received
-	nets      map[string]decimal.Decimal   // net change of an account on a day
-	stmts     map[string]*statement        // small cache of computed statements
-	lists     map[string][]json.RawMessage // small cache of computed list items
-	byPayment map[string]uint64            // payment id -> dayKey, built on first use
+	expiredOn map[string]uint64          // request key -> the token refused there as expired (Faults.TokenUses)
+	reports   map[string]*report         // created through the API
+	creations map[string]int             // reports created per type, format and window
+	deleted   map[string]bool            // deleted scheduled reports
+	sizes     map[string]int64           // reports generated whole once, by id, with their size when declared (Faults.Truncate)
+	streaks   map[string]*streak         // fault draws per distinct request
+	injected  map[string]int             // faults injected, by kind
+	faultsOn  map[string]int             // 429 and 5xx answers, by pattern
+	counted   map[string]bool            // report faults already counted, by report id
+	filesAuth []string                   // Authorization headers the download host received
+	nets      map[string]decimal.Decimal // net change of an account on a day
+	stmts     map[string]*statement      // small cache of computed statements
+	lists     map[string][]uint64        // small cache of computed lists, as payment day keys
+	making    singleflight.Group         // lists being computed
+	byPayment map[string]uint64          // payment id -> dayKey, built on first use
 }
 
 // New validates cfg, fills its defaults and generates the breaks.
@@ -113,7 +115,7 @@ func New(cfg Config) (*Sandbox, error) {
 		reports: map[string]*report{}, creations: map[string]int{}, deleted: map[string]bool{},
 		sizes: map[string]int64{}, streaks: map[string]*streak{}, injected: map[string]int{}, faultsOn: map[string]int{},
 		counted: map[string]bool{}, nets: map[string]decimal.Decimal{}, stmts: map[string]*statement{},
-		lists: map[string][]json.RawMessage{},
+		lists: map[string][]uint64{},
 	}
 	s.anchor = s.now()
 	s.injectBreaks()
@@ -268,7 +270,7 @@ func (s *Sandbox) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc)
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v) // the client may have gone; nothing to do
+	_, _ = w.Write(append(mustJSON(v), '\n')) // the client may have gone; nothing to do
 }
 
 // serverError writes the server API's error body; codes follow the provider's catalogue.

@@ -146,7 +146,12 @@ func (t text) MarshalJSON() ([]byte, error) {
 	if t == "" {
 		return []byte("null"), nil
 	}
-	return json.Marshal(string(t))
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; c < ' ' || c > '~' || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return json.Marshal(string(t)) // what needs escaping, escaped as encoding/json does
+		}
+	}
+	return []byte(`"` + t + `"`), nil
 }
 
 type entryJSON struct {
