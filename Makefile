@@ -6,6 +6,8 @@ PKGS    ?= ./...
 TESTFLAGS ?= -count=1 -timeout 20m
 VERSITYGW_VERSION ?= v1.8.0
 SHOT    ?= summary.png
+BENCH_SIZES ?= 100000,1000000
+BENCH_JSON  ?= docs/performance.json
 export CGO_ENABLED := 1
 
 .PHONY: build demo test bench update-golden fmt vet screenshot
@@ -19,6 +21,14 @@ demo: build
 # Every test, with a versitygw S3 server on loopback (installed into bin/ on first use).
 test: vet
 	GO=$(GO) TAGS=$(TAGS) VERSITYGW_VERSION=$(VERSITYGW_VERSION) scripts/s3-integration.sh $(TESTFLAGS) $(PKGS)
+
+# Speed and memory, never part of make test: recon bench generates a sandbox day of each
+# size and measures native read_csv, recon's ingest, the rules and recon run end to end, as
+# child processes; then the Go benchmarks of the parse and load hot paths.
+# BENCH_SIZES=100000 for a quick look (about a minute).
+bench: build
+	./$(BIN) bench --sizes $(BENCH_SIZES) --json $(BENCH_JSON)
+	$(GO) test -tags $(TAGS) -count=1 -run '^$$' -bench 'Parse$$|Load$$' -benchmem ./transform/
 
 # summary.html of a few sandbox runs, rendered by headless chromium (installed with apt-get if missing).
 screenshot: build

@@ -17,24 +17,36 @@ WITH proceeds AS (
         sum(destination_result_adjusted_proceeds) AS proceeds,
         coalesce(min(upper(received_currency)) FILTER (WHERE destination_result_adjusted_proceeds IS NOT NULL),
             min(upper(received_currency))) AS currency,
-        min(report_id) AS report_id,
-        string_agg(source_line, ', ' ORDER BY source_line)
-            FILTER (WHERE destination_result_adjusted_proceeds IS NOT NULL) AS lines
+        min(report_id) AS report_id
     FROM recon_transactions
     WHERE quote_ts >= $window_start AND quote_ts < $window_end
     GROUP BY network_payment_id
 ),
 compared AS (
     SELECT
-        l.*, p.quote_ts, p.end_to_end_id, p.proceeds, p.currency AS recon_currency, p.report_id, p.lines,
+        l.*, p.quote_ts, p.end_to_end_id, p.proceeds, p.currency AS recon_currency, p.report_id,
         upper(l.destination_currency) IS DISTINCT FROM p.currency AS currency_differs
     FROM liquidations l
     JOIN proceeds p ON p.network_payment_id = l.network_payment_id
+),
+found AS (
+    SELECT * FROM compared
+    WHERE currency_differs
+       OR coalesce(abs(destination_amount - coalesce(proceeds, 0)) > CAST($tolerance AS DECIMAL(38,12)), true)
+),
+-- the RECON lines of the breaking payments only
+lines AS (
+    SELECT r.network_payment_id, string_agg(r.source_line, ', ' ORDER BY r.source_line) AS lines
+    FROM recon_transactions r
+    JOIN (SELECT DISTINCT network_payment_id FROM found) f ON f.network_payment_id = r.network_payment_id
+    WHERE r.quote_ts >= $window_start AND r.quote_ts < $window_end
+      AND r.destination_result_adjusted_proceeds IS NOT NULL
+    GROUP BY r.network_payment_id
 )
 SELECT
     liquidation_id AS break_key,
     quote_ts AS event_at,
-    network_payment_id AS payment_id,
+    f.network_payment_id AS payment_id,
     end_to_end_id,
     network_receiver_address AS account,
     recon_currency AS currency,
@@ -46,6 +58,5 @@ SELECT
         || coalesce(amount_text(proceeds), 'null') || ' ' || coalesce(recon_currency, 'null') AS detail,
     'RECON report ' || report_id || coalesce(' lines ' || lines, ' (no proceeds)') AS left_source,
     'liquidation ' || liquidation_id || ' (' || source_file || ')' AS right_source
-FROM compared
-WHERE currency_differs
-   OR coalesce(abs(destination_amount - coalesce(proceeds, 0)) > CAST($tolerance AS DECIMAL(38,12)), true)
+FROM found f
+LEFT JOIN lines USING (network_payment_id)
