@@ -105,11 +105,12 @@ func jsonRows(path string) (n int64, ok bool, err error) {
 		}
 		return n, true, nil
 	case gojson.Delim('{'):
+		// Items are objects: decoded into struct{}, they are skipped, not copied.
 		var page struct {
-			Content      []gojson.RawMessage `json:"content"`
-			Results      []gojson.RawMessage `json:"results"`
+			Content      []struct{} `json:"content"`
+			Results      []struct{} `json:"results"`
 			Transactions *struct {
-				Content []gojson.RawMessage `json:"content"`
+				Content []struct{} `json:"content"`
 			} `json:"transactions"`
 		}
 		// Re-read from the start: pages are small.

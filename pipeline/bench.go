@@ -171,18 +171,14 @@ func benchSize(ctx context.Context, cfg BenchConfig, n int) (BenchSize, error) {
 	}
 	logf("%s: %.1f s", run[0].Name, run[0].Seconds)
 
-	// The rules again, alone, on a copy of what the run published.
+	// The rules again, alone, on what the run published (read no more after).
 	db := filepath.Join(root, "recon.duckdb")
 	asOf, err := runAsOf(db)
 	if err != nil {
 		return out, err
 	}
-	copyDB := filepath.Join(root, "rules.duckdb")
-	if err := copyFile(db, copyDB); err != nil {
-		return out, err
-	}
 	var ruleTimes map[string]float64
-	rl, err := child(ctx, cfg, phaseRules, &ruleTimes, "--phase", "rules", "--db", copyDB,
+	rl, err := child(ctx, cfg, phaseRules, &ruleTimes, "--phase", "rules", "--db", db,
 		"--from", day.Format(extract.DateLayout), "--as-of", asOf.Format(time.RFC3339Nano), "--accounts", strings.Join(sb.Accounts(), ","))
 	if err != nil {
 		return out, err
