@@ -10,7 +10,7 @@ BENCH_SIZES ?= 100000,1000000
 BENCH_JSON  ?= docs/performance.json
 export CGO_ENABLED := 1
 
-.PHONY: build demo test bench update-golden fmt vet screenshot
+.PHONY: build demo test bench bench-go update-golden fmt vet screenshot
 
 build:
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/recon
@@ -24,10 +24,12 @@ test: vet
 
 # Speed and memory, never part of make test: recon bench generates a sandbox day of each
 # size and measures native read_csv, recon's ingest, the rules and recon run end to end, as
-# child processes; then the Go benchmarks of the parse and load hot paths.
-# BENCH_SIZES=100000 for a quick look (about a minute).
+# child processes. BENCH_SIZES=100000 for a quick look (about a minute).
 bench: build
 	./$(BIN) bench --sizes $(BENCH_SIZES) --json $(BENCH_JSON)
+
+# The Go benchmarks of the parse and load hot paths (testing.B, -benchmem), on 10k payments.
+bench-go:
 	$(GO) test -tags $(TAGS) -count=1 -run '^$$' -bench 'Parse$$|Load$$' -benchmem ./transform/
 
 # summary.html of a few sandbox runs, rendered by headless chromium (installed with apt-get if missing).

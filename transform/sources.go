@@ -79,20 +79,23 @@ func paymentRow(b *builder, at pos, raw json.RawMessage) error {
 			return fmt.Errorf("not a payment: %s", jsonProblem(err))
 		}
 		q, in := p.Contract.Quote, p.InternalInfo
-		for name, v := range map[string]value{
-			"payment_id": p.PaymentID, "payment_state": p.PaymentState, "payment_type": p.PaymentType,
-			"end_to_end_id": p.Contract.SenderEndToEndID, "contract_hash": p.ContractHash,
-			"created_at": p.Contract.CreatedAt, "expires_at": p.Contract.ExpiresAt, "accepted_at": p.AcceptedAt,
-			"locked_at": p.LockedAt, "executed_at": p.ExecutedAt, "completed_at": p.CompletedAt,
-			"returned_at": p.ReturnedAt, "modified_at": p.ModifiedAt, "connector_role": in.ConnectorRole,
-			"internal_id": in.InternalID, "labels": in.Labels, "quote_id": q.QuoteID, "quote_type": q.Type,
-			"quote_amount": q.Amount, "quote_currency": q.CurrencyCode, "sender_address": q.SenderAddress,
-			"receiver_address": q.ReceiverAddress, "payment_method": q.PaymentMethod,
-			"returns_payment_with_id": p.ReturnsPaymentWithID, "returned_by_payment_with_id": p.ReturnedByPaymentWithID,
-			"crypto_transaction_id": p.CryptoTransactionID, "liquidation_id": p.LiquidationDetails.ID,
-			"liquidation_status": p.LiquidationDetails.Status, "liquidation_failure_reason": p.LiquidationDetails.FailureReason,
+		for _, f := range [...]struct {
+			name string
+			v    value
+		}{
+			{"payment_id", p.PaymentID}, {"payment_state", p.PaymentState}, {"payment_type", p.PaymentType},
+			{"end_to_end_id", p.Contract.SenderEndToEndID}, {"contract_hash", p.ContractHash},
+			{"created_at", p.Contract.CreatedAt}, {"expires_at", p.Contract.ExpiresAt}, {"accepted_at", p.AcceptedAt},
+			{"locked_at", p.LockedAt}, {"executed_at", p.ExecutedAt}, {"completed_at", p.CompletedAt},
+			{"returned_at", p.ReturnedAt}, {"modified_at", p.ModifiedAt}, {"connector_role", in.ConnectorRole},
+			{"internal_id", in.InternalID}, {"labels", in.Labels}, {"quote_id", q.QuoteID}, {"quote_type", q.Type},
+			{"quote_amount", q.Amount}, {"quote_currency", q.CurrencyCode}, {"sender_address", q.SenderAddress},
+			{"receiver_address", q.ReceiverAddress}, {"payment_method", q.PaymentMethod},
+			{"returns_payment_with_id", p.ReturnsPaymentWithID}, {"returned_by_payment_with_id", p.ReturnedByPaymentWithID},
+			{"crypto_transaction_id", p.CryptoTransactionID}, {"liquidation_id", p.LiquidationDetails.ID},
+			{"liquidation_status", p.LiquidationDetails.Status}, {"liquidation_failure_reason", p.LiquidationDetails.FailureReason},
 		} {
-			b.set(name, v)
+			b.set(f.name, f.v)
 		}
 		return nil
 	})
