@@ -59,8 +59,8 @@ func TestFailedSourcesHoldTheirRules(t *testing.T) {
 		}
 		return sortKeys(ks)
 	}
-	open, pending := func() []key { return closedKeys(t, first.cfg.DB, "breaks WHERE status <> 'resolved'") },
-		func() []key { return closedKeys(t, first.cfg.DB, "pending") }
+	open, pending := func() []key { return keys(t, first.cfg.DB, keysFrom+`breaks WHERE status <> 'resolved'`) },
+		func() []key { return keys(t, first.cfg.DB, keysFrom+"pending") }
 	wantHolds := func(res *pipeline.Result, held map[string]bool, table map[string]string) {
 		t.Helper()
 		if res.Verdict != output.Incomplete {
@@ -132,33 +132,6 @@ func TestFailedSourcesHoldTheirRules(t *testing.T) {
 	if diff := cmp.Diff(pendingBefore, pending()); diff != "" {
 		t.Errorf("run 3 changed pending items (-run 2 +run 3):\n%s", diff)
 	}
-}
-
-// closedKeys returns the keys of the rows of a table or view (with a
-// condition), from a handle closed on return: DuckDB shares one open instance
-// per path within a process, so a handle left open would hide the file a
-// later run publishes.
-func closedKeys(t *testing.T, dbPath, from string) []key {
-	t.Helper()
-	db, err := pipeline.OpenDB(dbPath, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT rule_id, coalesce(payment_id, ''), coalesce(account, '') FROM ` + from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var got []key
-	for rows.Next() {
-		var k key
-		if err := rows.Scan(&k.Rule, &k.Payment, &k.Account); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, k)
-	}
-	return sortKeys(got)
 }
 
 // heldRow is a break as the hold test compares it between runs.

@@ -84,12 +84,22 @@ type key struct{ Rule, Payment, Account string }
 
 func openBreaks(t testing.TB, dbPath string) []key {
 	t.Helper()
-	return keys(t, dbPath, `SELECT rule_id, coalesce(payment_id, ''), coalesce(account, '') FROM breaks WHERE status <> 'resolved'`)
+	return keys(t, dbPath, keysFrom+`breaks WHERE status <> 'resolved'`)
 }
 
+// keysFrom starts a query of keys: the (rule, payment, account) of the rows of a table.
+const keysFrom = `SELECT rule_id, coalesce(payment_id, ''), coalesce(account, '') FROM `
+
+// keys returns the (rule, payment, account) rows of query, from a handle
+// closed on return: DuckDB shares one open instance per path within a
+// process, so a handle left open would hide the file a later run publishes.
 func keys(t testing.TB, dbPath, query string) []key {
 	t.Helper()
-	db := openRO(t, dbPath)
+	db, err := pipeline.OpenDB(dbPath, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
 	rows, err := db.Query(query)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +183,7 @@ func TestRunFindsExactlyTheInjectedBreaks(t *testing.T) {
 	if diff := cmp.Diff(asKeys(truth.Breaks), got); diff != "" {
 		t.Errorf("breaks differ from ground truth (-want +got):\n%s", diff)
 	}
-	pending := keys(t, e.cfg.DB, `SELECT rule_id, coalesce(payment_id, ''), coalesce(account, '') FROM pending`)
+	pending := keys(t, e.cfg.DB, keysFrom+"pending")
 	if diff := cmp.Diff(asKeys(truth.Pending), pending); diff != "" {
 		t.Errorf("pending items differ from ground truth (-want +got):\n%s", diff)
 	}
@@ -228,7 +238,7 @@ func TestRunSurvivesFaults(t *testing.T) {
 			if diff := cmp.Diff(sortKeys(truth), openBreaks(t, e.cfg.DB)); diff != "" {
 				t.Errorf("breaks differ from ground truth (-want +got):\n%s", diff)
 			}
-			got := keys(t, e.cfg.DB, `SELECT rule_id, coalesce(payment_id, ''), coalesce(account, '') FROM pending`)
+			got := keys(t, e.cfg.DB, keysFrom+"pending")
 			if diff := cmp.Diff(sortKeys(pending), got); diff != "" {
 				t.Errorf("pending items differ from ground truth (-want +got):\n%s", diff)
 			}
