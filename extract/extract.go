@@ -274,15 +274,23 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 			a.Window.To.Compare(b.Window.To), cmp.Compare(a.Account, b.Account), cmp.Compare(a.Page, b.Page),
 			cmp.Compare(a.Path, b.Path), cmp.Compare(a.ReportID, b.ReportID))
 	})
-	b, err := json.MarshalIndent(res.Files, "", "  ")
-	if err != nil {
+	if err := writeIndex(dir, res.Files); err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
+	}
+	return res, nil
+}
+
+// writeIndex writes dir/index.json, the list of a raw folder's files.
+func writeIndex(dir string, files []RawFile) error {
+	b, err := json.MarshalIndent(files, "", "  ")
+	if err != nil {
+		return err
 	}
 	b = append(b, '\n')
 	if _, _, err := writeFile(filepath.Join(dir, "index.json"), bytes.NewReader(b), int64(len(b))); err != nil {
-		return nil, fmt.Errorf("extract: write index: %w", err)
+		return fmt.Errorf("write index: %w", err)
 	}
-	return res, nil
+	return nil
 }
 
 // check refuses, before any request, what the provider would refuse: in

@@ -28,9 +28,12 @@ type Config struct {
 	ReportMode string            // extract.ModeCreate (default) or extract.ModeCollect
 	Cleanup    bool              // create mode: delete the reports the run created once downloaded
 	Extract    extract.Config
-	Version    string
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// InputDir, when set, replaces the network: the run takes the raw files
+	// of an earlier extraction from it (index.json and its files: recon load).
+	InputDir string
+	Version  string
+	Now      func() time.Time
+	Logger   *slog.Logger
 
 	Command     string   // what the process is, for the lock holder another writer is told about
 	MetricsFile string   // Prometheus text file written after each run ("" : none)
@@ -48,12 +51,14 @@ func (c Config) Validate() error {
 	need(c.DB, "RECON_DB")
 	need(c.ArchiveURL, "RECON_ARCHIVE_URL")
 	need(c.WorkDir, "work folder")
-	need(c.Extract.AuthURL, "RECON_AUTH_URL")
-	need(c.Extract.ClientID, "RECON_CLIENT_ID")
-	need(c.Extract.ClientSecret.Reveal(), "RECON_CLIENT_SECRET")
-	need(c.Extract.Audience, "RECON_AUDIENCE")
-	need(c.Extract.ReportingURL, "RECON_REPORTING_URL")
-	need(c.Extract.ServerURL, "RECON_SERVER_URL")
+	if c.InputDir == "" { // the network is called
+		need(c.Extract.AuthURL, "RECON_AUTH_URL")
+		need(c.Extract.ClientID, "RECON_CLIENT_ID")
+		need(c.Extract.ClientSecret.Reveal(), "RECON_CLIENT_SECRET")
+		need(c.Extract.Audience, "RECON_AUDIENCE")
+		need(c.Extract.ReportingURL, "RECON_REPORTING_URL")
+		need(c.Extract.ServerURL, "RECON_SERVER_URL")
+	}
 	for _, u := range [][2]string{{c.Extract.AuthURL, "RECON_AUTH_URL"}, {c.Extract.ReportingURL, "RECON_REPORTING_URL"},
 		{c.Extract.ServerURL, "RECON_SERVER_URL"}, {c.Extract.LiquidationURL, "RECON_LIQUIDATION_URL"}} {
 		if p, err := url.Parse(u[0]); u[0] != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {

@@ -115,11 +115,18 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	// Extract.
 	var files []extract.RawFile
 	if err := timed("extract", func() (int64, error) {
-		client, err := extractClient(cfg, now)
-		if err != nil {
-			return 0, err
+		var (
+			ex  *extract.Result
+			err error
+		)
+		if cfg.InputDir != "" {
+			ex, err = extract.Reuse(ctx, cfg.InputDir, rawDir)
+		} else {
+			var client *extract.Client
+			if client, err = extractClient(cfg, now); err == nil {
+				ex, err = client.Extract(ctx, extractRequest(cfg, w, started), rawDir)
+			}
 		}
-		ex, err := client.Extract(ctx, extractRequest(cfg, w, started), rawDir)
 		if err != nil {
 			return 0, err
 		}

@@ -89,6 +89,7 @@ Configuration: flags, then RECON_* environment variables, then the TOML file nam
 	addFlags(root.PersistentFlags(), logSettings)
 	root.AddCommand(
 		a.runCmd(),
+		a.loadCmd(),
 		a.scheduleCmd(),
 		a.demoCmd(),
 		a.sandboxCmd(),

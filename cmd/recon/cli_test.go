@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,8 @@ func TestUsageErrors(t *testing.T) {
 		{"report mode", []string{"run", "--from", "yesterday", "--to", "yesterday", "--report-mode", "fetch"}, `RECON_REPORT_MODE "fetch" (flag --report-mode): want create or collect`},
 		{"cleanup in collect mode", []string{"run", "--from", "yesterday", "--to", "yesterday", "--report-mode", "collect", "--cleanup", "true"}, "cleanup deletes the reports a run creates"},
 		{"fault profile", []string{"sandbox", "--faults", "no-such-profile.json"}, "--faults"},
+		{"load without a folder", []string{"load"}, "--dir is required"},
+		{"load a folder without index", []string{"load", "--dir", "no-such-folder"}, "read index"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,6 +109,44 @@ func TestDemo(t *testing.T) {
 	code, stdout, _ = run(t, "breaks", "--open", "--db", db)
 	if code != exitOK || !strings.Contains(stdout, "ops_missing_in_recon") {
 		t.Fatalf("breaks exit %d:\n%s", code, stdout)
+	}
+
+	// recon load: the demo's archived inputs again, without the network.
+	for _, key := range []string{"RECON_AUTH_URL", "RECON_CLIENT_ID", "RECON_CLIENT_SECRET", "RECON_REPORTING_URL", "RECON_SERVER_URL"} {
+		t.Setenv(key, "")
+	}
+	inputs, _ := filepath.Glob(filepath.Join(archive, "run_date=*", "run_id=*", "inputs"))
+	if len(inputs) != 1 {
+		t.Fatalf("inputs: %v", inputs)
+	}
+	files, err := extract.ReadIndex(inputs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accounts []string
+	for _, f := range files {
+		if f.Source == extract.SourceStatement && !slices.Contains(accounts, f.Account) {
+			accounts = append(accounts, f.Account)
+		}
+	}
+	db2 := filepath.Join(dir, "loaded.duckdb")
+	code, stdout, stderr = run(t, "load", "--dir", inputs[0], "--accounts", strings.Join(accounts, ","), "--db", db2,
+		"--archive", filepath.Join(dir, "archive2"), "--work-dir", filepath.Join(dir, "work2"))
+	if code != exitOK || !runIDPattern.MatchString(stdout) {
+		t.Fatalf("load exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// The same breaks (id, rule, severity, status), found by another run.
+	breaks := func(db string) []string {
+		_, csv, _ := run(t, "breaks", "--open", "--db", db, "--format", "csv")
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(csv), "\n") {
+			out = append(out, strings.Join(strings.SplitN(l, ",", 5)[:4], ","))
+		}
+		return out
+	}
+	want, got := breaks(db), breaks(db2)
+	if len(want) < 2 || !slices.Equal(got, want) {
+		t.Errorf("open breaks after load:\n%s\nthe demo's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -319,9 +319,11 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 }
 
 // pipelineConfig resolves, decodes and validates the configuration of a
-// command that runs the pipeline; any problem is a usage error listing all.
-func (a *app) pipelineConfig(cmd *cobra.Command) (pipeline.Config, error) {
+// command that runs the pipeline (on the raw files of inputDir instead of
+// the network when it is set); any problem is a usage error listing all.
+func (a *app) pipelineConfig(cmd *cobra.Command, inputDir string) (pipeline.Config, error) {
 	cfg, err := a.decode(a.resolve(cmd))
+	cfg.InputDir = inputDir
 	_, rerr := pipeline.Catalogue(cfg)
 	if err = errors.Join(err, cfg.Validate(), rerr); err != nil {
 		return cfg, usageErr("configuration:\n%v", err)

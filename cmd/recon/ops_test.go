@@ -407,7 +407,7 @@ func jsonOut(t *testing.T, v any, args ...string) {
 
 // TestHelp: every command has --help with examples.
 func TestHelp(t *testing.T) {
-	for _, path := range [][]string{{}, {"run"}, {"schedule"}, {"demo"}, {"sandbox"}, {"runs"}, {"breaks"},
+	for _, path := range [][]string{{}, {"run"}, {"load"}, {"schedule"}, {"demo"}, {"sandbox"}, {"runs"}, {"breaks"},
 		{"rules"}, {"rules", "list"}, {"config"}, {"config", "check"}, {"archive"}, {"replay"}, {"diff"}} {
 		code, stdout, _ := run(t, append(path, "--help")...)
 		if code != exitOK || !strings.Contains(stdout, "Examples:") {

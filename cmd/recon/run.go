@@ -54,7 +54,7 @@ the holder. On SIGTERM or Ctrl-C a run that has not started publishing is discar
 					return err
 				}
 			}
-			cfg, err := a.pipelineConfig(cmd)
+			cfg, err := a.pipelineConfig(cmd, "")
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ publishing finishes, and the process exits 0.`,
   RECON_LOG_FORMAT=json recon schedule`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.pipelineConfig(cmd)
+			cfg, err := a.pipelineConfig(cmd, "")
 			if err != nil {
 				return err
 			}
