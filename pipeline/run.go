@@ -115,18 +115,7 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	// Extract.
 	var files []extract.RawFile
 	if err := timed("extract", func() (int64, error) {
-		var (
-			ex  *extract.Result
-			err error
-		)
-		if cfg.InputDir != "" {
-			ex, err = extract.Reuse(ctx, cfg.InputDir, rawDir)
-		} else {
-			var client *extract.Client
-			if client, err = extractClient(cfg, now); err == nil {
-				ex, err = client.Extract(ctx, extractRequest(cfg, w, started), rawDir)
-			}
-		}
+		ex, err := extractTo(ctx, cfg, w, started, rawDir)
 		if err != nil {
 			return 0, err
 		}
@@ -257,6 +246,19 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		log.Warn("could not remove the run folder", "dir", runDir, "err", err)
 	}
 	return res, nil
+}
+
+// extractTo fills rawDir with the raw files of w: from the network, or
+// from cfg.InputDir (recon load).
+func extractTo(ctx context.Context, cfg Config, w extract.Window, started time.Time, rawDir string) (*extract.Result, error) {
+	if cfg.InputDir != "" {
+		return extract.Reuse(ctx, cfg.InputDir, rawDir)
+	}
+	client, err := extractClient(cfg, cfg.Now)
+	if err != nil {
+		return nil, err
+	}
+	return client.Extract(ctx, extractRequest(cfg, w, started), rawDir)
 }
 
 // extractClient is the run's extract client; its clock (the 9-month rule)
