@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"recon/extract"
-	"recon/pipeline"
 )
 
 func (a *app) loadCmd() *cobra.Command {
@@ -51,14 +50,7 @@ The window defaults to the days the report files cover; --from and --to set it.`
 			if err != nil {
 				return err
 			}
-			ctx, stop := a.withProgress(cmd.Context())
-			res, err := pipeline.Run(ctx, cfg, w)
-			stop()
-			if err != nil {
-				return runError(cmd.Context(), err)
-			}
-			printResult(a.stdout, res)
-			return exitFor(res, failOnBreaks)
+			return a.runPipeline(cmd, cfg, w, failOnBreaks)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "folder of raw files with their index.json")

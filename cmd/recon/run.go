@@ -71,14 +71,7 @@ the holder. On SIGTERM or Ctrl-C a run that has not started publishing is discar
 				printPlan(a.stdout, cfg, p)
 				return nil
 			}
-			ctx, stop := a.withProgress(cmd.Context())
-			res, err := pipeline.Run(ctx, cfg, w)
-			stop()
-			if err != nil {
-				return runError(cmd.Context(), err)
-			}
-			printResult(a.stdout, res)
-			return exitFor(res, failOnBreaks)
+			return a.runPipeline(cmd, cfg, w, failOnBreaks)
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "first UTC day: YYYY-MM-DD, today or yesterday")
@@ -88,6 +81,19 @@ the holder. On SIGTERM or Ctrl-C a run that has not started publishing is discar
 	cmd.Flags().BoolVar(&nightly, "nightly", false, "reconcile the window of a nightly run (instead of --from and --to)")
 	addFlags(cmd.Flags(), dbSettings, workSettings, storeSettings, rulesSettings, runSettings, nightlySettings)
 	return cmd
+}
+
+// runPipeline runs the pipeline over w with progress on a terminal, prints
+// the result and maps it to the exit code (recon run and recon load).
+func (a *app) runPipeline(cmd *cobra.Command, cfg pipeline.Config, w extract.Window, failOnBreaks bool) error {
+	ctx, stop := a.withProgress(cmd.Context())
+	res, err := pipeline.Run(ctx, cfg, w)
+	stop()
+	if err != nil {
+		return runError(cmd.Context(), err)
+	}
+	printResult(a.stdout, res)
+	return exitFor(res, failOnBreaks)
 }
 
 // runError explains a run that published nothing.
