@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,11 +230,25 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// resolve finds the value of every setting for cmd.
+// defaultArchive is the archive when none is set: a local folder beside
+// the database (as recon demo has), so a first run needs no archive setting.
+const (
+	defaultArchive     = "recon-archive"
+	defaultArchiveFrom = "default (" + defaultArchive + " beside RECON_DB)"
+)
+
+// resolve finds the value of every setting for cmd. An unset archive is
+// defaultArchive in the database's folder.
 func (a *app) resolve(cmd *cobra.Command) []value {
 	out := make([]value, 0, len(allSettings))
 	for _, s := range allSettings {
 		out = append(out, a.lookup(cmd.Flags(), s))
+	}
+	db := slices.IndexFunc(out, func(v value) bool { return v.key == "db" })
+	archive := slices.IndexFunc(out, func(v value) bool { return v.key == "archive_url" })
+	if strings.TrimSpace(out[archive].val) == "" && strings.TrimSpace(out[db].val) != "" {
+		out[archive].val = filepath.Join(filepath.Dir(strings.TrimSpace(out[db].val)), defaultArchive)
+		out[archive].from = defaultArchiveFrom
 	}
 	return out
 }
@@ -322,11 +337,16 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 // command that runs the pipeline (on the raw files of inputDir instead of
 // the network when it is set); any problem is a usage error listing all.
 func (a *app) pipelineConfig(cmd *cobra.Command, inputDir string) (pipeline.Config, error) {
-	cfg, err := a.decode(a.resolve(cmd))
+	values := a.resolve(cmd)
+	cfg, err := a.decode(values)
 	cfg.InputDir = inputDir
 	_, rerr := pipeline.Catalogue(cfg)
 	if err = errors.Join(err, cfg.Validate(), rerr); err != nil {
 		return cfg, usageErr("configuration:\n%v", err)
+	}
+	if slices.ContainsFunc(values, func(v value) bool { return v.key == "archive_url" && v.from == defaultArchiveFrom }) {
+		a.log.Info("RECON_ARCHIVE_URL is not set: runs are archived to a local folder beside the database; "+
+			"set RECON_ARCHIVE_URL (s3://bucket/prefix or a folder) to archive elsewhere", "archive", cfg.ArchiveURL)
 	}
 	return cfg, nil
 }

@@ -574,3 +574,33 @@ func TestCSVOutputNeutralisesFormulas(t *testing.T) {
 		t.Errorf("csv %q, want %q", buf.String(), want)
 	}
 }
+
+// TestFirstRunArchivesBesideTheDatabase: a newcomer who exported only what
+// recon sandbox prints (no RECON_ARCHIVE_URL) gets a run archived to
+// recon-archive beside the database, is told so, and config check names the
+// default as the archive's source.
+func TestFirstRunArchivesBesideTheDatabase(t *testing.T) {
+	n := newNetwork(t, 1)
+	t.Setenv("RECON_ARCHIVE_URL", "")
+	want := filepath.Join(n.dir, "recon-archive")
+	code, stdout, _ := run(t, "config", "check")
+	if got := settingsTable(stdout)["archive_url"]; got != [2]string{want, "default (recon-archive beside RECON_DB)"} {
+		t.Errorf("config check: archive_url %q, want %q from the default\n%s", got, want, stdout)
+	}
+	if strings.Contains(stdout, "RECON_ARCHIVE_URL") {
+		t.Errorf("config check reports the archive as a problem (exit %d):\n%s", code, stdout)
+	}
+	code, stdout, stderr := run(t, "run", "--from", dayN(0), "--to", dayN(0))
+	if code != exitOK {
+		t.Fatalf("run without RECON_ARCHIVE_URL: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "RECON_ARCHIVE_URL is not set: runs are archived to a local folder") || !strings.Contains(stderr, want) {
+		t.Errorf("the run does not say where it archives:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, "archive:  "+want) {
+		t.Errorf("run output lacks the archive %s:\n%s", want, stdout)
+	}
+	if m, _ := filepath.Glob(filepath.Join(want, "run_date=*", "run_id=*", "manifest.json")); len(m) != 1 {
+		t.Errorf("manifests under %s: %v, want one", want, m)
+	}
+}
