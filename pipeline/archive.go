@@ -92,7 +92,7 @@ func inLedger(ctx context.Context, db, runID string) error {
 	if _, err := os.Stat(db); err != nil {
 		return fmt.Errorf("run %s: %w", runID, err)
 	}
-	conn, err := OpenDB(db, true)
+	conn, err := OpenPublished(db)
 	if err != nil {
 		return err
 	}

@@ -604,3 +604,38 @@ func TestFirstRunArchivesBesideTheDatabase(t *testing.T) {
 		t.Errorf("manifests under %s: %v, want one", want, m)
 	}
 }
+
+// TestAnalystNeverStopsTheNight: while another process holds the published
+// file open read-write (DuckDB then refuses even a read-only open), the
+// listings still read the file, and run --nightly reads the run ledger, runs,
+// publishes and writes its metrics.
+func TestAnalystNeverStopsTheNight(t *testing.T) {
+	n := newNetwork(t, 3)
+	if code, _, stderr := run(t, runArgs...); code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	holder(t, n.env["RECON_DB"])
+	var runs []map[string]*string
+	jsonOut(t, &runs, "runs", "--format", "json")
+	if len(runs) != 1 {
+		t.Errorf("runs listed: %d, want 1", len(runs))
+	}
+	if code, _, stderr := run(t, "breaks", "--open"); code != exitOK {
+		t.Errorf("breaks with the database held: exit %d\n%s", code, stderr)
+	}
+	metricsFile := filepath.Join(n.dir, "recon.prom")
+	code, stdout, stderr := run(t, "run", "--nightly", "--metrics-file", metricsFile)
+	if code != exitOK {
+		t.Fatalf("run --nightly with the database held: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(metricsFile); err != nil || strings.Contains(stderr, "metrics file not written") {
+		t.Errorf("metrics not written (%v):\n%s", err, stderr)
+	}
+	jsonOut(t, &runs, "runs", "--format", "json")
+	if len(runs) != 2 {
+		t.Errorf("runs listed after the nightly run: %d, want 2", len(runs))
+	}
+	if m, _ := filepath.Glob(n.env["RECON_DB"] + ".work-*"); len(m) != 0 {
+		t.Errorf("copies left: %v", m)
+	}
+}
