@@ -35,6 +35,10 @@ type Config struct {
 	Now      func() time.Time
 	Logger   *slog.Logger
 
+	// RunTimeout bounds a run up to its publishing (0: none); past it the
+	// run ends incomplete and publishes only its ledger entry (Run).
+	RunTimeout time.Duration
+
 	Command     string   // what the process is, for the lock holder another writer is told about
 	MetricsFile string   // Prometheus text file written after each run ("" : none)
 	Schedule    Schedule // `recon schedule` only
@@ -67,6 +71,9 @@ func (c Config) Validate() error {
 	}
 	if u := c.Extract.ServerURL; u != "" && !strings.HasSuffix(strings.TrimRight(u, "/"), "/v4") {
 		errs = append(errs, fmt.Errorf("RECON_SERVER_URL %q must end in /v4", u))
+	}
+	if c.RunTimeout < 0 {
+		errs = append(errs, fmt.Errorf("RECON_RUN_TIMEOUT is %s, want a positive duration", c.RunTimeout))
 	}
 	if len(c.Accounts) == 0 {
 		errs = append(errs, errors.New("RECON_ACCOUNTS lists no account"))

@@ -77,6 +77,7 @@ var (
 		{key: "server_url", flag: "server-url", help: "server API base URL, ending in /v4"},
 		{key: "liquidation_url", flag: "liquidation-url", help: "liquidation service base URL"},
 		{key: "metrics_file", flag: "metrics-file", help: "Prometheus text file written after each run (node_exporter textfile collector)"},
+		{key: "run_timeout", flag: "run-timeout", def: "6h", help: "deadline of a run before it publishes (Go duration); past it the run ends incomplete and publishes no data"},
 	}
 	scheduleSettings = []*setting{
 		{key: "cron", flag: "cron", def: pipeline.DefaultSchedule.Cron, help: "when the nightly run fires, five-field cron in UTC"},
@@ -296,6 +297,14 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 		}
 		return b
 	}
+	duration := func(k string) time.Duration {
+		v := get[k]
+		d, err := time.ParseDuration(strings.TrimSpace(v.val))
+		if err != nil || d <= 0 {
+			problems = append(problems, fmt.Errorf("%s %q (%s) is not a positive duration such as 6h or 90m", v.env(), v.val, v.from))
+		}
+		return d
+	}
 	oneOf := func(k string, allowed ...string) string {
 		v := strings.ToLower(str(k))
 		if !slices.Contains(allowed, v) {
@@ -317,7 +326,7 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 		S3:       output.S3Options{ForcePathStyle: boolean("s3_force_path_style"), SSE: str("s3_sse"), KMSKeyID: str("s3_sse_kms_key_id")},
 		RulesDir: str("rules_dir"), Params: params, Format: strings.ToUpper(str("report_format")),
 		ReportMode: oneOf("report_mode", extract.ModeCreate, extract.ModeCollect), Cleanup: boolean("report_cleanup"),
-		Version: version, Logger: a.log, Command: a.command, MetricsFile: str("metrics_file"),
+		Version: version, Logger: a.log, Command: a.command, MetricsFile: str("metrics_file"), RunTimeout: duration("run_timeout"),
 		Extract: extract.Config{
 			AuthURL: str("auth_url"), ClientID: str("client_id"), ClientSecret: extract.Secret(str("client_secret")),
 			Audience: str("audience"), BasicAuth: oneOf("token_auth", "body", "basic") == "basic",

@@ -639,3 +639,33 @@ func TestAnalystNeverStopsTheNight(t *testing.T) {
 		t.Errorf("copies left: %v", m)
 	}
 }
+
+// TestRunTimeoutExitsIncomplete: a statement response that stalls after its
+// headers is cut by RECON_RUN_TIMEOUT; the run exits 3 (incomplete) saying
+// why, and recon runs lists it as incomplete.
+func TestRunTimeoutExitsIncomplete(t *testing.T) {
+	n := newNetwork(t, 1)
+	n.setFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.Contains(r.URL.Path, "/statement/") {
+			return false
+		}
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"account_name": `))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return true
+	})
+	t.Setenv("RECON_RUN_TIMEOUT", "300ms")
+	code, stdout, stderr := run(t, "run", "--from", dayN(0), "--to", dayN(0))
+	if code != exitIncomplete || !strings.Contains(stdout, "incomplete: run timeout after 300ms") {
+		t.Fatalf("stalled run: exit %d, want %d\n%s\n%s", code, exitIncomplete, stdout, stderr)
+	}
+	var runs []map[string]*string
+	jsonOut(t, &runs, "runs", "--format", "json")
+	if len(runs) != 1 || *runs[0]["verdict"] != "incomplete" || !strings.Contains(*runs[0]["reasons"], "run timeout") {
+		t.Errorf("runs: %v", runs)
+	}
+	if code, _, _ := run(t, "run", "--from", dayN(0), "--to", dayN(0), "--run-timeout", "soon"); code != exitUsage {
+		t.Errorf("--run-timeout soon: exit %d, want %d", code, exitUsage)
+	}
+}
