@@ -83,7 +83,8 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		runCtx, cancel = context.WithTimeoutCause(ctx, cfg.RunTimeout, errRunTimeout)
 	}
 	res, err := run(runCtx, cfg, w)
-	if err != nil && res != nil && ctx.Err() == nil && errors.Is(context.Cause(runCtx), errRunTimeout) {
+	if err != nil && res != nil && ctx.Err() == nil && errors.Is(context.Cause(runCtx), errRunTimeout) &&
+		(errors.Is(err, errRunTimeout) || errors.Is(err, context.DeadlineExceeded)) {
 		res, err = timedOut(context.WithoutCancel(ctx), cfg, res, err)
 	}
 	cancel()
