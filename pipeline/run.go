@@ -217,7 +217,9 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}
 	ctx = context.WithoutCancel(ctx)
 
-	// Report and archive. A failed upload makes the run incomplete but still
+	// Report and archive: the files are uploaded before the publish and the
+	// manifest, which makes them a run, after it, so an archived run is always
+	// a published one. A failed upload makes the run incomplete but still
 	// publishes the database: the reports are right, only their archived copy
 	// is missing, and the run folder stays in the work folder until
 	// ArchiveRun (recon archive --run) uploads it.
@@ -227,11 +229,13 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}); err != nil {
 		return res, err
 	}
+	var manifest output.Manifest
 	archived := timed(archiveStage, func() (int64, error) {
-		m, err := output.Archive(ctx, store, info, runDir)
+		m, err := output.Upload(ctx, store, info, runDir)
 		if err == nil {
-			log.Info("archived", "files", len(m.Files)+1, "bytes", m.Size())
+			log.Info("archive uploaded; its manifest follows the publish", "files", len(m.Files), "bytes", m.Size())
 		}
+		manifest = m
 		return int64(len(m.Files)), err
 	})
 	if archived == nil {
@@ -253,6 +257,9 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		return res, err
 	}
 	published = true
+	if archived == nil {
+		archived = commitArchive(ctx, cfg, store, res, manifest, log)
+	}
 	log.Info("run published", "verdict", res.Verdict, "open_breaks", res.Open, "quarantined", res.Quarantined,
 		"report_changes", res.Changes, "db", cfg.DB, "archive", res.Archive)
 	if archived != nil {
