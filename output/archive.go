@@ -231,13 +231,14 @@ func ReadManifest(ctx context.Context, store Store, prefix string) (Manifest, er
 	return m, nil
 }
 
-// runIDLayout is the form of run ids (pipeline.RunID): the UTC start time.
-const runIDLayout = "r-20060102T150405Z"
+// RunIDLayout is the form of run ids (pipeline.RunID), and so of run
+// folders' names: the UTC start time.
+const RunIDLayout = "r-20060102T150405Z"
 
 // FindRun returns the folder and manifest of an archived run. A run without
 // a manifest is not archived, whatever else its folder holds.
 func FindRun(ctx context.Context, store Store, runID string) (string, Manifest, error) {
-	if t, err := time.Parse(runIDLayout, runID); err == nil {
+	if t, err := time.Parse(RunIDLayout, runID); err == nil {
 		prefix := RunPrefix(runID, t)
 		m, err := ReadManifest(ctx, store, prefix)
 		if err == nil {

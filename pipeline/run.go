@@ -37,7 +37,7 @@ type Result struct {
 }
 
 // RunID names a run by its UTC start time.
-func RunID(start time.Time) string { return "r-" + start.UTC().Format("20060102T150405Z") }
+func RunID(start time.Time) string { return start.UTC().Format(output.RunIDLayout) }
 
 // StatementWindow is the window of statements pulled for a report window: one
 // day longer, so payments executed after midnight still find their entry, but
@@ -88,6 +88,9 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		res, err = timedOut(context.WithoutCancel(ctx), cfg, res, err)
 	}
 	cancel()
+	if perr := pruneFailed(cfg); perr != nil {
+		cfg.Logger.Warn("failed runs' folders not pruned", "dir", cfg.WorkDir, "err", perr)
+	}
 	if cfg.MetricsFile != "" {
 		if merr := writeMetrics(context.WithoutCancel(ctx), cfg, res, err, started, cfg.Now()); merr != nil {
 			cfg.Logger.Warn("metrics file not written", "file", cfg.MetricsFile, "err", merr)

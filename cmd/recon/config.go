@@ -77,6 +77,7 @@ var (
 		{key: "server_url", flag: "server-url", help: "server API base URL, ending in /v4"},
 		{key: "liquidation_url", flag: "liquidation-url", help: "liquidation service base URL"},
 		{key: "metrics_file", flag: "metrics-file", help: "Prometheus text file written after each run (node_exporter textfile collector)"},
+		{key: "keep_failed", flag: "keep-failed", def: "3", help: "failed runs whose folders (raw files, starting state) stay in the work folder, the newest"},
 		{key: "run_timeout", flag: "run-timeout", def: "6h", help: "deadline of a run before it publishes (Go duration); past it the run ends incomplete and publishes no data"},
 	}
 	scheduleSettings = []*setting{
@@ -322,7 +323,7 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 		params[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
 	cfg := pipeline.Config{
-		DB: str("db"), ArchiveURL: str("archive_url"), WorkDir: str("work_dir"), Accounts: splitList(str("accounts")),
+		DB: str("db"), ArchiveURL: str("archive_url"), WorkDir: str("work_dir"), KeepFailed: num("keep_failed"), Accounts: splitList(str("accounts")),
 		S3:       output.S3Options{ForcePathStyle: boolean("s3_force_path_style"), SSE: str("s3_sse"), KMSKeyID: str("s3_sse_kms_key_id")},
 		RulesDir: str("rules_dir"), Params: params, Format: strings.ToUpper(str("report_format")),
 		ReportMode: oneOf("report_mode", extract.ModeCreate, extract.ModeCollect), Cleanup: boolean("report_cleanup"),
