@@ -61,10 +61,23 @@ func RunPrefix(runID string, started time.Time) string {
 }
 
 // Archive uploads every file under dir (the run's reports and inputs) to the
-// run's folder in store, then manifest.json. Files already in the store with
-// the same sha256 are not sent again, so archiving a run twice, or again
-// after a failure, is safe; the manifest is only written once every file is there.
+// run's folder in store, then manifest.json: Upload, then Commit. Files
+// already in the store with the same sha256 are not sent again, so archiving
+// a run twice, or again after a failure, is safe; the manifest is only
+// written once every file is there.
 func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifest, error) {
+	m, err := Upload(ctx, store, run, dir)
+	if err != nil {
+		return m, err
+	}
+	return m, Commit(ctx, store, m)
+}
+
+// Upload sends every file under dir to the run's folder in store and returns
+// the run's manifest, unwritten: until Commit writes it, the folder is not a
+// run. A run publishes its database between the two, so an archived run is
+// always a published one.
+func Upload(ctx context.Context, store Store, run RunInfo, dir string) (Manifest, error) {
 	m := Manifest{Run: run.normalised()}
 	var rels []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -106,20 +119,15 @@ func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifes
 	if err := g.Wait(); err != nil {
 		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
+	b, err := m.encode()
 	if err != nil {
 		return m, err
 	}
-	b = append(b, '\n')
 	prefix := RunPrefix(run.ID, run.StartedAt)
-	if old, err := getAll(ctx, store, prefix+ManifestName); err == nil {
-		if bytes.Equal(old, b) {
-			return m, nil // archived before
-		}
-		return m, fmt.Errorf("upload run %s: %s%s holds a different manifest; an archived run is never overwritten",
-			run.ID, prefix, ManifestName)
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if done, err := committed(ctx, store, prefix, b); err != nil {
 		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
+	} else if done {
+		return m, nil // archived before
 	}
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(uploads)
@@ -136,10 +144,46 @@ func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifes
 			return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 		}
 	}
-	if err := store.Put(ctx, prefix+ManifestName, bytes.NewReader(b), int64(len(b)), SHA256(b)); err != nil {
-		return m, fmt.Errorf("upload run %s: manifest: %w", run.ID, err)
-	}
 	return m, nil
+}
+
+// Commit writes the manifest of a run whose files Upload sent: from then on
+// the run exists in the archive. It is safe to repeat.
+func Commit(ctx context.Context, store Store, m Manifest) error {
+	b, err := m.encode()
+	if err != nil {
+		return err
+	}
+	prefix := RunPrefix(m.Run.ID, m.Run.StartedAt)
+	if done, err := committed(ctx, store, prefix, b); err != nil {
+		return fmt.Errorf("upload run %s: manifest: %w", m.Run.ID, err)
+	} else if done {
+		return nil
+	}
+	if err := store.Put(ctx, prefix+ManifestName, bytes.NewReader(b), int64(len(b)), SHA256(b)); err != nil {
+		return fmt.Errorf("upload run %s: manifest: %w", m.Run.ID, err)
+	}
+	return nil
+}
+
+// committed reports whether the run folder prefix already holds the manifest
+// b; a different manifest there is an error: an archived run is never overwritten.
+func committed(ctx context.Context, store Store, prefix string, b []byte) (bool, error) {
+	old, err := getAll(ctx, store, prefix+ManifestName)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read %s%s: %w", prefix, ManifestName, err)
+	case !bytes.Equal(old, b):
+		return false, fmt.Errorf("%s%s holds a different manifest; an archived run is never overwritten", prefix, ManifestName)
+	}
+	return true, nil
+}
+
+func (m Manifest) encode() ([]byte, error) {
+	b, err := json.MarshalIndent(m, "", "  ")
+	return append(b, '\n'), err
 }
 
 // fileStore is a store that takes a local file as it is (DirStore links it)
@@ -187,13 +231,14 @@ func ReadManifest(ctx context.Context, store Store, prefix string) (Manifest, er
 	return m, nil
 }
 
-// runIDLayout is the form of run ids (pipeline.RunID): the UTC start time.
-const runIDLayout = "r-20060102T150405Z"
+// RunIDLayout is the form of run ids (pipeline.RunID), and so of run
+// folders' names: the UTC start time.
+const RunIDLayout = "r-20060102T150405Z"
 
 // FindRun returns the folder and manifest of an archived run. A run without
 // a manifest is not archived, whatever else its folder holds.
 func FindRun(ctx context.Context, store Store, runID string) (string, Manifest, error) {
-	if t, err := time.Parse(runIDLayout, runID); err == nil {
+	if t, err := time.Parse(RunIDLayout, runID); err == nil {
 		prefix := RunPrefix(runID, t)
 		m, err := ReadManifest(ctx, store, prefix)
 		if err == nil {

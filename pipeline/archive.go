@@ -92,7 +92,7 @@ func inLedger(ctx context.Context, db, runID string) error {
 	if _, err := os.Stat(db); err != nil {
 		return fmt.Errorf("run %s: %w", runID, err)
 	}
-	conn, err := OpenDB(db, true)
+	conn, err := OpenPublished(db)
 	if err != nil {
 		return err
 	}
@@ -107,21 +107,48 @@ func inLedger(ctx context.Context, db, runID string) error {
 	return nil
 }
 
-// markArchived records the run's archive in the run ledger, through a
-// working copy of the DuckDB file like a run.
-func markArchived(ctx context.Context, db, runID, url string) error {
-	wh, err := OpenWarehouse(ctx, db)
-	if err != nil {
-		return err
+// commitArchive writes the manifest of a run that has just published, its
+// files uploaded. If that fails, the run, published as archived, is recorded
+// again as incomplete with an archive reason, as a failed upload is, so
+// ArchiveRun completes it from the run folder, which is kept.
+func commitArchive(ctx context.Context, cfg Config, store output.Store, res *Result, m output.Manifest, log *slog.Logger) error {
+	err := output.Commit(ctx, store, m)
+	if err == nil {
+		return nil
 	}
-	if _, err := wh.DB.ExecContext(ctx, `UPDATE runs SET archive_url = $url,
+	err = fmt.Errorf("%s: %w", archiveStage, err)
+	reason := archiveReason(res.RunID, err)
+	res.Verdict, res.Reasons, res.Archive = output.Incomplete, append(res.Reasons, reason), ""
+	log.Error("archive manifest not written after the publish; the run folder is kept", "err", err)
+	if lerr := updateLedger(ctx, cfg.DB, res.RunID, `UPDATE runs SET archive_url = '', verdict = $incomplete,
+			reasons = list_append(coalesce(reasons, []), $reason) WHERE run_id = $run_id`,
+		sql.Named("incomplete", output.Incomplete), sql.Named("reason", reason)); lerr != nil {
+		log.Error("the run ledger still shows the run archived; recon archive --run corrects it",
+			"run_id", res.RunID, "err", lerr)
+	}
+	return err
+}
+
+// markArchived records the run's archive in the run ledger.
+func markArchived(ctx context.Context, db, id, url string) error {
+	return updateLedger(ctx, db, id, `UPDATE runs SET archive_url = $url,
 			reasons = list_filter(reasons, lambda r: NOT starts_with(r, $prefix)),
 			verdict = CASE WHEN len(list_filter(reasons, lambda r: NOT starts_with(r, $prefix))) = 0
 				THEN 'complete' ELSE verdict END
 		WHERE run_id = $run_id`,
-		sql.Named("url", url), sql.Named("prefix", archiveReasonPrefix), sql.Named("run_id", runID)); err != nil {
+		sql.Named("url", url), sql.Named("prefix", archiveReasonPrefix))
+}
+
+// updateLedger runs an update of the run id's ledger row (bound as $run_id)
+// through a working copy of the DuckDB file, like a run, and publishes it.
+func updateLedger(ctx context.Context, db, id, query string, args ...any) error {
+	wh, err := OpenWarehouse(ctx, db)
+	if err != nil {
+		return err
+	}
+	if _, err := wh.DB.ExecContext(ctx, query, append(args, sql.Named("run_id", id))...); err != nil {
 		wh.Discard()
-		return fmt.Errorf("record the archive of %s: %w", runID, err)
+		return fmt.Errorf("record the archive of %s: %w", id, err)
 	}
 	if err := wh.Publish(ctx); err != nil {
 		wh.Discard()

@@ -21,6 +21,7 @@ type Config struct {
 	ArchiveURL string // local folder or s3://bucket/prefix
 	S3         output.S3Options
 	WorkDir    string // where runs are prepared before they are archived
+	KeepFailed int    // failed runs' folders kept in WorkDir, the newest (0: none)
 	Accounts   []string
 	RulesDir   string            // optional folder of rules that add to or override the catalogue
 	Params     map[string]string // rule parameter overrides, "rule_id.param" -> value
@@ -34,6 +35,10 @@ type Config struct {
 	Version  string
 	Now      func() time.Time
 	Logger   *slog.Logger
+
+	// RunTimeout bounds a run up to its publishing (0: none); past it the
+	// run ends incomplete and publishes only its ledger entry (Run).
+	RunTimeout time.Duration
 
 	Command     string   // what the process is, for the lock holder another writer is told about
 	MetricsFile string   // Prometheus text file written after each run ("" : none)
@@ -67,6 +72,12 @@ func (c Config) Validate() error {
 	}
 	if u := c.Extract.ServerURL; u != "" && !strings.HasSuffix(strings.TrimRight(u, "/"), "/v4") {
 		errs = append(errs, fmt.Errorf("RECON_SERVER_URL %q must end in /v4", u))
+	}
+	if c.KeepFailed < 0 {
+		errs = append(errs, fmt.Errorf("RECON_KEEP_FAILED is %d, want 0 or more", c.KeepFailed))
+	}
+	if c.RunTimeout < 0 {
+		errs = append(errs, fmt.Errorf("RECON_RUN_TIMEOUT is %s, want a positive duration", c.RunTimeout))
 	}
 	if len(c.Accounts) == 0 {
 		errs = append(errs, errors.New("RECON_ACCOUNTS lists no account"))

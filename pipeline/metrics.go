@@ -62,7 +62,7 @@ func writeMetrics(ctx context.Context, cfg Config, res *Result, runErr error, st
 	if _, err := os.Stat(cfg.DB); errors.Is(err, fs.ErrNotExist) {
 		return prometheus.WriteToTextfile(cfg.MetricsFile, reg)
 	}
-	db, err := OpenDB(cfg.DB, true)
+	db, err := OpenPublished(cfg.DB)
 	if err != nil {
 		return err
 	}

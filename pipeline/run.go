@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -30,10 +31,13 @@ type Result struct {
 	Changes     int64 // values a newer generation of a report changed (table report_changes)
 	DB          string
 	Archive     string // the run's folder in the archive
+
+	started time.Time
+	stages  []stage // the stages begun, the last one perhaps unfinished
 }
 
 // RunID names a run by its UTC start time.
-func RunID(start time.Time) string { return "r-" + start.UTC().Format("20060102T150405Z") }
+func RunID(start time.Time) string { return start.UTC().Format(output.RunIDLayout) }
 
 // StatementWindow is the window of statements pulled for a report window: one
 // day longer, so payments executed after midnight still find their entry, but
@@ -54,6 +58,10 @@ func StatementWindow(w extract.Window, now time.Time) extract.Window {
 // the archive as they were. It holds the writer lock of cfg.DB throughout
 // (failing at once with a *LockError if another process holds it) and
 // writes cfg.MetricsFile at the end, whatever the outcome.
+//
+// A run still short of publishing after cfg.RunTimeout is stopped and ends
+// incomplete (see timedOut); from the report stage on it finishes, as it
+// does when asked to stop.
 func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -70,7 +78,19 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}
 	defer lock.Release()
 	started := cfg.Now()
-	res, err := run(ctx, cfg, w)
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if cfg.RunTimeout > 0 {
+		runCtx, cancel = context.WithTimeoutCause(ctx, cfg.RunTimeout, errRunTimeout)
+	}
+	res, err := run(runCtx, cfg, w)
+	if err != nil && res != nil && ctx.Err() == nil && errors.Is(context.Cause(runCtx), errRunTimeout) &&
+		(errors.Is(err, errRunTimeout) || errors.Is(err, context.DeadlineExceeded)) {
+		res, err = timedOut(context.WithoutCancel(ctx), cfg, res, err)
+	}
+	cancel()
+	if perr := pruneFailed(cfg); perr != nil {
+		cfg.Logger.Warn("failed runs' folders not pruned", "dir", cfg.WorkDir, "err", perr)
+	}
 	if cfg.MetricsFile != "" {
 		if merr := writeMetrics(context.WithoutCancel(ctx), cfg, res, err, started, cfg.Now()); merr != nil {
 			cfg.Logger.Warn("metrics file not written", "file", cfg.MetricsFile, "err", merr)
@@ -82,7 +102,7 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	now, log := cfg.Now, cfg.Logger
 	started := now().UTC()
-	res := &Result{RunID: RunID(started), Window: w, Verdict: output.Complete, DB: cfg.DB}
+	res := &Result{RunID: RunID(started), Window: w, Verdict: output.Complete, DB: cfg.DB, started: started}
 	log = log.With("run_id", res.RunID)
 	cfg.Extract.Logger = log
 	runDir := filepath.Join(cfg.WorkDir, res.RunID)
@@ -98,13 +118,12 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var stages []stage
 	timed := func(name string, fn func() (int64, error)) error {
 		st := stage{name: name, start: now().UTC()}
 		log.Info("stage started", "stage", name)
 		n, err := fn()
 		st.end, st.rows = now().UTC(), n
-		stages = append(stages, st)
+		res.stages = append(res.stages, st)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -201,7 +220,9 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}
 	ctx = context.WithoutCancel(ctx)
 
-	// Report and archive. A failed upload makes the run incomplete but still
+	// Report and archive: the files are uploaded before the publish and the
+	// manifest, which makes them a run, after it, so an archived run is always
+	// a published one. A failed upload makes the run incomplete but still
 	// publishes the database: the reports are right, only their archived copy
 	// is missing, and the run folder stays in the work folder until
 	// ArchiveRun (recon archive --run) uploads it.
@@ -211,11 +232,13 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}); err != nil {
 		return res, err
 	}
+	var manifest output.Manifest
 	archived := timed(archiveStage, func() (int64, error) {
-		m, err := output.Archive(ctx, store, info, runDir)
+		m, err := output.Upload(ctx, store, info, runDir)
 		if err == nil {
-			log.Info("archived", "files", len(m.Files)+1, "bytes", m.Size())
+			log.Info("archive uploaded; its manifest follows the publish", "files", len(m.Files), "bytes", m.Size())
 		}
+		manifest = m
 		return int64(len(m.Files)), err
 	})
 	if archived == nil {
@@ -230,13 +253,16 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		AND event_date BETWEEN ? AND ?`, w.From, w.To).Scan(&res.Open); err != nil {
 		return res, fmt.Errorf("count open breaks: %w", err)
 	}
-	if err := recordRun(ctx, wh, info, stages, res, now().UTC()); err != nil {
+	if err := recordRun(ctx, wh, info, res.stages, &res.Open, res.Archive, now().UTC()); err != nil {
 		return res, err
 	}
 	if err := wh.Publish(ctx); err != nil {
 		return res, err
 	}
 	published = true
+	if archived == nil {
+		archived = commitArchive(ctx, cfg, store, res, manifest, log)
+	}
 	log.Info("run published", "verdict", res.Verdict, "open_breaks", res.Open, "quarantined", res.Quarantined,
 		"report_changes", res.Changes, "db", cfg.DB, "archive", res.Archive)
 	if archived != nil {
@@ -288,7 +314,9 @@ type stage struct {
 	rows       int64
 }
 
-func recordRun(ctx context.Context, wh *Warehouse, info output.RunInfo, stages []stage, res *Result, finished time.Time) error {
+// recordRun adds a run to the ledger of wh; open is nil when the open
+// breaks are not known (the run did not get to count them).
+func recordRun(ctx context.Context, wh *Warehouse, info output.RunInfo, stages []stage, open *int64, archive string, finished time.Time) error {
 	tx, err := wh.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -296,7 +324,7 @@ func recordRun(ctx context.Context, wh *Warehouse, info output.RunInfo, stages [
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		info.ID, info.Window.From, info.Window.To, info.AsOf, info.StartedAt, finished, info.Verdict,
-		info.Reasons, res.Open, res.Archive, info.ToolVersion); err != nil {
+		info.Reasons, open, archive, info.ToolVersion); err != nil {
 		return fmt.Errorf("record run: %w", err)
 	}
 	for _, s := range stages {
@@ -306,6 +334,41 @@ func recordRun(ctx context.Context, wh *Warehouse, info output.RunInfo, stages [
 		}
 	}
 	return tx.Commit()
+}
+
+// errRunTimeout is the cause of a run's context past cfg.RunTimeout.
+var errRunTimeout = errors.New("run timeout")
+
+// timedOut ends a run stopped by its deadline before it published: nothing
+// of its data is published (the database and the archive are as before), but
+// the run ledger gets the run as incomplete, with the reason "run timeout
+// after D" and its stages up to the one stopped, so recon runs, the metrics
+// and the exit code (incomplete) show it; the next run retries its days.
+func timedOut(ctx context.Context, cfg Config, res *Result, runErr error) (*Result, error) {
+	stage := "start"
+	if n := len(res.stages); n > 0 {
+		stage = res.stages[n-1].name
+	}
+	reason := fmt.Sprintf("run timeout after %s: stopped in %s, nothing was published (%v)", cfg.RunTimeout, stage, runErr)
+	cfg.Logger.Error("run timeout: stopped before publishing; the database and archive are as before",
+		"run_id", res.RunID, "timeout", cfg.RunTimeout.String(), "stage", stage, "err", runErr)
+	res.Verdict, res.Reasons = output.Incomplete, append(res.Reasons, reason)
+	res.Found, res.Loaded, res.Open = nil, nil, 0
+	info := output.RunInfo{ID: res.RunID, Window: res.Window, AsOf: res.started, StartedAt: res.started,
+		ToolVersion: cfg.Version, Verdict: res.Verdict, Reasons: res.Reasons}
+	wh, err := OpenWarehouse(ctx, cfg.DB)
+	if err != nil {
+		return res, fmt.Errorf("%s; record it in the run ledger: %w", reason, err)
+	}
+	if err := recordRun(ctx, wh, info, res.stages, nil, "", cfg.Now().UTC()); err != nil {
+		wh.Discard()
+		return res, fmt.Errorf("%s: %w", reason, err)
+	}
+	if err := wh.Publish(ctx); err != nil {
+		wh.Discard()
+		return res, fmt.Errorf("%s; record it in the run ledger: %w", reason, err)
+	}
+	return res, nil
 }
 
 // ruleRun is what the rules judge for a run; Replay calls it with the

@@ -77,7 +77,7 @@ func LastComplete(ctx context.Context, db string) (time.Time, error) {
 	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
 		return time.Time{}, nil
 	}
-	conn, err := OpenDB(db, true)
+	conn, err := OpenPublished(db)
 	if err != nil {
 		return time.Time{}, err
 	}

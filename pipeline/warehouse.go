@@ -61,6 +61,67 @@ func OpenDB(path string, readOnly bool) (*sql.DB, error) {
 	return sql.OpenDB(c), nil
 }
 
+// Snapshot is the published file opened read-only for a reader of recon's
+// own (the run ledger, metrics, recon runs and breaks): the file itself, or a
+// private copy of it while another process holds it open read-write.
+type Snapshot struct {
+	*sql.DB
+	copy string // "" when the published file itself is open
+}
+
+// OpenPublished opens the published file read-only. DuckDB refuses even a
+// read-only open while another process (an analyst's DuckDB CLI, Python or
+// DBeaver, all read-write by default) holds the file; then it copies the file
+// beside itself, as a run's working copy, and opens the copy, so an analyst
+// never stops a run or a listing. A copy left by a killed reader is removed
+// by the next run (it has a working copy's name).
+func OpenPublished(published string) (*Snapshot, error) {
+	db, err := OpenDB(published, true)
+	if err == nil {
+		return &Snapshot{DB: db}, nil
+	}
+	if !isLockConflict(err) {
+		return nil, err
+	}
+	work, err := workName(published)
+	if err != nil {
+		return nil, err
+	}
+	if err := copyFile(published, work); err != nil {
+		os.Remove(work)
+		return nil, fmt.Errorf("%s is held open read-write by another process; copy it to read it: %w", published, err)
+	}
+	if db, err = OpenDB(work, true); err != nil {
+		removeWork(work)
+		return nil, err
+	}
+	return &Snapshot{DB: db, copy: work}, nil
+}
+
+// Close closes the snapshot and removes its copy, if any.
+func (s *Snapshot) Close() error {
+	err := s.DB.Close()
+	if s.copy != "" {
+		err = errors.Join(err, removeWork(s.copy))
+	}
+	return err
+}
+
+// isLockConflict recognises DuckDB's refusal to open a file another process
+// holds ("IO Error: Could not set lock on file ...: Conflicting lock is held").
+func isLockConflict(err error) bool {
+	return strings.Contains(err.Error(), "Could not set lock on file")
+}
+
+// workName is a new working copy's name: <published>.work-<pid>-<random>.
+func workName(published string) (string, error) {
+	tag := make([]byte, 4)
+	if _, err := rand.Read(tag); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s%s%d-%s", published, workSuffix, os.Getpid(), hex.EncodeToString(tag)), nil
+}
+
 // workSuffix starts the name of a working copy, after the published name.
 const workSuffix = ".work-"
 
@@ -74,11 +135,11 @@ func OpenWarehouse(ctx context.Context, published string) (*Warehouse, error) {
 	if err := removeStale(published); err != nil {
 		return nil, err
 	}
-	tag := make([]byte, 4)
-	if _, err := rand.Read(tag); err != nil {
+	work, err := workName(published)
+	if err != nil {
 		return nil, err
 	}
-	w := &Warehouse{published: published, work: fmt.Sprintf("%s%s%d-%s", published, workSuffix, os.Getpid(), hex.EncodeToString(tag))}
+	w := &Warehouse{published: published, work: work}
 	if err := copyFile(published, w.work); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		os.Remove(w.work)
 		return nil, fmt.Errorf("copy %s to a working file: %w", published, err)

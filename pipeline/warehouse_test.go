@@ -15,6 +15,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"recon/extract"
 	"recon/pipeline"
@@ -37,7 +40,25 @@ func TestHelperProcess(t *testing.T) {
 		readerChild(t)
 	case "run":
 		runChild(t)
+	case "writer":
+		writerChild(t)
 	}
+}
+
+// writerChild holds the published file open read-write, as the DuckDB CLI,
+// Python or DBeaver do by default: it prints "open" and waits until stdin closes.
+func writerChild(t *testing.T) {
+	db, err := pipeline.OpenDB(os.Getenv(helperDB), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM runs").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("open")
+	io.Copy(io.Discard, os.Stdin)
 }
 
 // readerChild opens the published file read-only, prints what it holds, and
@@ -226,6 +247,73 @@ func TestReaderOpenDuringRun(t *testing.T) {
 		t.Errorf("the second run changed nothing: %q", after)
 	}
 	stdin.Close()
+}
+
+// TestAnalystHoldingFileReadWrite: another process holds the published file
+// open read-write, which makes DuckDB refuse even a read-only open of it. A
+// scheduled firing still reads the run ledger (the days to catch up), runs,
+// publishes and writes its metrics; a listing still reads the file.
+func TestAnalystHoldingFileReadWrite(t *testing.T) {
+	e := newEnv(t, 7)
+	e.run(t, extract.Window{From: day0, To: day0.AddDate(0, 0, 1)})
+	e.cfg.MetricsFile = filepath.Join(t.TempDir(), "recon.prom")
+	_, stdin, stdout := child(t, "writer", e.cfg.DB)
+	if got := nextLine(t, stdout); got != "open" {
+		t.Fatalf("writer printed %q", got)
+	}
+	if db, err := pipeline.OpenDB(e.cfg.DB, true); err == nil {
+		db.Close()
+		t.Fatal("DuckDB opened a file another process holds read-write: the test no longer shows the conflict")
+	}
+	snap, err := pipeline.OpenPublished(e.cfg.DB)
+	if err != nil {
+		t.Fatalf("open the published file while held: %v", err)
+	}
+	var runs int
+	err = snap.QueryRow("SELECT count(*) FROM runs").Scan(&runs)
+	snap.Close()
+	if err != nil || runs != 1 {
+		t.Fatalf("runs in the held file: %d, %v", runs, err)
+	}
+	if left := workFiles(t, e.cfg.DB); len(left) != 0 {
+		t.Errorf("copies left after reading: %v", left)
+	}
+
+	// The scheduler starts two days after the last complete run: it catches up at once.
+	logs := make(chan string, 1000)
+	e.cfg.Logger = slog.New(chanHandler{logs})
+	e.cfg.Schedule = pipeline.Schedule{Cron: "30 0 * * *", RecheckDays: 0, CatchUpDays: 35}
+	s, err := pipeline.NewScheduler(e.cfg, clockwork.NewFakeClockAt(now), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	timeout := time.After(2 * time.Minute)
+wait:
+	for {
+		select {
+		case m := <-logs:
+			switch {
+			case m == "run done":
+				break wait
+			case strings.Contains(m, "failed") || strings.Contains(m, "cannot tell") || strings.Contains(m, "not started"):
+				t.Fatalf("scheduler with the file held read-write: %s", m)
+			}
+		case <-timeout:
+			t.Fatal("no catch-up run while the file is held read-write")
+		}
+	}
+	m := metrics(t, e.cfg.MetricsFile)
+	if m["recon_run_verdict"]["verdict=complete"] != 1 {
+		t.Errorf("metrics verdict: %v", m["recon_run_verdict"])
+	}
+	stdin.Close()
+	if got := strings.Split(stateOf(t, e.cfg.DB), " | ")[0]; got != "2" {
+		t.Errorf("runs published: %s, want 2 (the first and the catch-up)", got)
+	}
 }
 
 // TestKilledRunLeavesDatabaseAsItWas kills (SIGKILL) a child process in the

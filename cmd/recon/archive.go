@@ -11,12 +11,9 @@ import (
 )
 
 // archiveConfig is the configuration of the archive, replay and diff
-// commands, whose archive must be set.
+// commands.
 func (a *app) archiveConfig(cmd *cobra.Command) (pipeline.Config, error) {
 	cfg, err := a.decode(a.resolve(cmd))
-	if cfg.ArchiveURL == "" {
-		err = errors.Join(err, errors.New("RECON_ARCHIVE_URL (--archive) is not set"))
-	}
 	if err = errors.Join(err, cfg.S3.Validate()); err != nil {
 		return cfg, usageErr("configuration:\n%v", err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -94,11 +93,12 @@ func checkFormat(f string) error {
 	return nil
 }
 
-// openPublished opens the published database read-only.
-func (a *app) openPublished(cmd *cobra.Command) (*sql.DB, error) {
+// openPublished opens the published database read-only (a copy of it while
+// another process holds it read-write).
+func (a *app) openPublished(cmd *cobra.Command) (*pipeline.Snapshot, error) {
 	path := a.lookup(cmd.Flags(), settingNamed("db")).val
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no database at %s yet: a run publishes it (recon run --from --to)", path)
 	}
-	return pipeline.OpenDB(path, true)
+	return pipeline.OpenPublished(path)
 }

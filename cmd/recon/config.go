@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,6 +77,8 @@ var (
 		{key: "server_url", flag: "server-url", help: "server API base URL, ending in /v4"},
 		{key: "liquidation_url", flag: "liquidation-url", help: "liquidation service base URL"},
 		{key: "metrics_file", flag: "metrics-file", help: "Prometheus text file written after each run (node_exporter textfile collector)"},
+		{key: "keep_failed", flag: "keep-failed", def: "3", help: "failed runs whose folders (raw files, starting state) stay in the work folder, the newest"},
+		{key: "run_timeout", flag: "run-timeout", def: "6h", help: "deadline of a run before it publishes (Go duration); past it the run ends incomplete and publishes no data"},
 	}
 	scheduleSettings = []*setting{
 		{key: "cron", flag: "cron", def: pipeline.DefaultSchedule.Cron, help: "when the nightly run fires, five-field cron in UTC"},
@@ -229,11 +232,25 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// resolve finds the value of every setting for cmd.
+// defaultArchive is the archive when none is set: a local folder beside
+// the database (as recon demo has), so a first run needs no archive setting.
+const (
+	defaultArchive     = "recon-archive"
+	defaultArchiveFrom = "default (" + defaultArchive + " beside RECON_DB)"
+)
+
+// resolve finds the value of every setting for cmd. An unset archive is
+// defaultArchive in the database's folder.
 func (a *app) resolve(cmd *cobra.Command) []value {
 	out := make([]value, 0, len(allSettings))
 	for _, s := range allSettings {
 		out = append(out, a.lookup(cmd.Flags(), s))
+	}
+	db := slices.IndexFunc(out, func(v value) bool { return v.key == "db" })
+	archive := slices.IndexFunc(out, func(v value) bool { return v.key == "archive_url" })
+	if strings.TrimSpace(out[archive].val) == "" && strings.TrimSpace(out[db].val) != "" {
+		out[archive].val = filepath.Join(filepath.Dir(strings.TrimSpace(out[db].val)), defaultArchive)
+		out[archive].from = defaultArchiveFrom
 	}
 	return out
 }
@@ -281,6 +298,14 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 		}
 		return b
 	}
+	duration := func(k string) time.Duration {
+		v := get[k]
+		d, err := time.ParseDuration(strings.TrimSpace(v.val))
+		if err != nil || d <= 0 {
+			problems = append(problems, fmt.Errorf("%s %q (%s) is not a positive duration such as 6h or 90m", v.env(), v.val, v.from))
+		}
+		return d
+	}
 	oneOf := func(k string, allowed ...string) string {
 		v := strings.ToLower(str(k))
 		if !slices.Contains(allowed, v) {
@@ -298,11 +323,11 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 		params[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
 	cfg := pipeline.Config{
-		DB: str("db"), ArchiveURL: str("archive_url"), WorkDir: str("work_dir"), Accounts: splitList(str("accounts")),
+		DB: str("db"), ArchiveURL: str("archive_url"), WorkDir: str("work_dir"), KeepFailed: num("keep_failed"), Accounts: splitList(str("accounts")),
 		S3:       output.S3Options{ForcePathStyle: boolean("s3_force_path_style"), SSE: str("s3_sse"), KMSKeyID: str("s3_sse_kms_key_id")},
 		RulesDir: str("rules_dir"), Params: params, Format: strings.ToUpper(str("report_format")),
 		ReportMode: oneOf("report_mode", extract.ModeCreate, extract.ModeCollect), Cleanup: boolean("report_cleanup"),
-		Version: version, Logger: a.log, Command: a.command, MetricsFile: str("metrics_file"),
+		Version: version, Logger: a.log, Command: a.command, MetricsFile: str("metrics_file"), RunTimeout: duration("run_timeout"),
 		Extract: extract.Config{
 			AuthURL: str("auth_url"), ClientID: str("client_id"), ClientSecret: extract.Secret(str("client_secret")),
 			Audience: str("audience"), BasicAuth: oneOf("token_auth", "body", "basic") == "basic",
@@ -322,11 +347,16 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 // command that runs the pipeline (on the raw files of inputDir instead of
 // the network when it is set); any problem is a usage error listing all.
 func (a *app) pipelineConfig(cmd *cobra.Command, inputDir string) (pipeline.Config, error) {
-	cfg, err := a.decode(a.resolve(cmd))
+	values := a.resolve(cmd)
+	cfg, err := a.decode(values)
 	cfg.InputDir = inputDir
 	_, rerr := pipeline.Catalogue(cfg)
 	if err = errors.Join(err, cfg.Validate(), rerr); err != nil {
 		return cfg, usageErr("configuration:\n%v", err)
+	}
+	if slices.ContainsFunc(values, func(v value) bool { return v.key == "archive_url" && v.from == defaultArchiveFrom }) {
+		a.log.Info("RECON_ARCHIVE_URL is not set: runs are archived to a local folder beside the database; "+
+			"set RECON_ARCHIVE_URL (s3://bucket/prefix or a folder) to archive elsewhere", "archive", cfg.ArchiveURL)
 	}
 	return cfg, nil
 }

@@ -17,7 +17,7 @@ func (a *app) demoCmd() *cobra.Command {
 		Short: "Run the whole pipeline against the built-in sandbox, for a first look",
 		Long: `demo starts the simulated network on a loopback port, reconciles the last --days
 days ending yesterday, and prints the breaks by rule and where the DuckDB file and
-the archived reports are. The archive defaults to ./recon-archive.`,
+the archived reports are. The archive defaults to recon-archive beside the database.`,
 		Example: `  recon demo
   recon demo --db /tmp/demo.duckdb --archive /tmp/demo-archive --days 3
   recon demo --faults moderate`,
@@ -34,9 +34,6 @@ the archived reports are. The archive defaults to ./recon-archive.`,
 			pc, err := a.decode(a.resolve(cmd))
 			if err != nil {
 				return usageErr("configuration:\n%v", err)
-			}
-			if pc.ArchiveURL == "" {
-				pc.ArchiveURL = "recon-archive"
 			}
 			env := map[string]string{}
 			for _, kv := range sandboxEnv(base, sb) {

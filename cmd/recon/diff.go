@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
 	"os"
 	"strings"
@@ -52,18 +51,15 @@ checked against its manifest.`,
 				return err
 			}
 			if format == "csv" {
-				w := csv.NewWriter(a.stdout)
-				w.UseCRLF = true
-				w.Write(d.Columns)
+				t := table{cols: d.Columns}
 				for _, r := range d.Rows {
-					cells := make([]string, len(r))
-					for i, c := range r {
-						cells[i] = output.Neutralise(c)
+					row := make([]*string, len(r))
+					for i := range r {
+						row[i] = &r[i]
 					}
-					w.Write(cells)
+					t.rows = append(t.rows, row)
 				}
-				w.Flush()
-				return w.Error()
+				return t.write(a.stdout, format)
 			}
 			fmt.Fprintf(a.stdout, "A %s (%s)  B %s (%s)  compared over %s\n", runs[0], d.A.Run.Window, runs[1], d.B.Run.Window, d.Overlap)
 			fmt.Fprintf(a.stdout, "new %d, resolved %d, changed %d\n\n", d.Counts["new"], d.Counts["resolved"], d.Counts["changed"])

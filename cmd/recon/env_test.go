@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +19,7 @@ import (
 	"recon/extract"
 	"recon/extract/sandbox"
 	"recon/output"
+	"recon/pipeline"
 )
 
 // TestMain lets a test run the built command as a child process: the test
@@ -23,7 +28,52 @@ func TestMain(m *testing.M) {
 	if os.Getenv("RECON_TEST_MAIN") == "1" {
 		os.Exit(runMain())
 	}
+	if db := os.Getenv("RECON_TEST_HOLD"); db != "" {
+		os.Exit(holdReadWrite(db))
+	}
 	os.Exit(m.Run())
+}
+
+// holdReadWrite is an analyst's session: it opens db read-write (the default
+// of the DuckDB CLI, Python and DBeaver), prints "open" and holds the file
+// until stdin closes.
+func holdReadWrite(db string) int {
+	conn, err := pipeline.OpenDB(db, false)
+	if err == nil {
+		err = conn.QueryRow("SELECT count(*) FROM runs").Scan(new(int))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer conn.Close()
+	fmt.Println("open")
+	io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// holder starts an analyst's read-write session on db in another process;
+// it ends with the test.
+func holder(t *testing.T, db string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "RECON_TEST_HOLD="+db)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "open\n" {
+		t.Fatalf("holder printed %q (%v)", line, err)
+	}
 }
 
 var (

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"recon/output"
 )
 
 // formats of the listing commands.
@@ -47,8 +49,9 @@ func readTable(rows *sql.Rows) (table, error) {
 	return t, rows.Err()
 }
 
-// write prints t as an aligned table, RFC 4180 CSV, or a JSON array of
-// objects whose values are strings or null (amounts stay exact text).
+// write prints t as an aligned table, RFC 4180 CSV (CRLF line ends, every
+// cell neutralised against spreadsheet formulas as breaks.csv is), or a JSON
+// array of objects whose values are strings or null (amounts stay exact text).
 func (t table) write(w io.Writer, format string) error {
 	switch format {
 	case "table":
@@ -66,12 +69,13 @@ func (t table) write(w io.Writer, format string) error {
 		return tw.Flush()
 	case "csv":
 		cw := csv.NewWriter(w)
+		cw.UseCRLF = true
 		cw.Write(t.cols)
 		for _, r := range t.rows {
 			cells := make([]string, len(r))
 			for i, c := range r {
 				if c != nil {
-					cells[i] = *c
+					cells[i] = output.Neutralise(*c)
 				}
 			}
 			cw.Write(cells)

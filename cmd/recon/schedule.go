@@ -17,7 +17,9 @@ yesterday and the --recheck-days days before it, so late items resolve or age.
 On start it reads the run ledger of the published database: if days since the last
 complete run were missed (downtime, failed nights), it catches them up at once, each
 day once, reaching back at most --catch-up-days days. Runs never overlap: a firing
-during a run waits for it. A failed night is retried by the next firing.
+during a run waits for it. A failed night is retried by the next firing. Each run
+has the deadline --run-timeout (default 6h): a run past it publishes no data and
+ends incomplete, freeing the lock for the next firing, which retries its days.
 
 Only one scheduler runs per database (a second one stops at once and names the
 holder); a manual 'recon run' during a scheduled one is refused the same way.

@@ -1,0 +1,77 @@
+package pipeline
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"recon/output"
+)
+
+// pruneFailed removes the run folders under cfg.WorkDir left by failed runs
+// (raw files and the warehouse state a run started from), keeping the newest
+// cfg.KeepFailed. A folder of a run that was published but whose archive is
+// unfinished (an "archive: " reason in the run ledger) is never removed, nor
+// counted: recon archive --run needs it. Folders are named by run id, so
+// sort by start time. It runs under the writer lock, after a run.
+func pruneFailed(cfg Config) error {
+	entries, err := os.ReadDir(cfg.WorkDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var folders []string
+	for _, e := range entries {
+		if _, err := time.Parse(output.RunIDLayout, e.Name()); err == nil && e.IsDir() {
+			folders = append(folders, e.Name())
+		}
+	}
+	if len(folders) <= cfg.KeepFailed {
+		return nil
+	}
+	pending, err := archivePending(cfg.DB)
+	if err != nil {
+		return fmt.Errorf("read the runs whose archive is unfinished: %w", err)
+	}
+	failed := slices.DeleteFunc(folders, func(id string) bool { return slices.Contains(pending, id) })
+	slices.Sort(failed)
+	var errs []error
+	for _, id := range failed[:max(0, len(failed)-cfg.KeepFailed)] {
+		errs = append(errs, os.RemoveAll(filepath.Join(cfg.WorkDir, id)))
+	}
+	return errors.Join(errs...)
+}
+
+// archivePending lists the published runs whose archive is unfinished.
+func archivePending(db string) ([]string, error) {
+	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	conn, err := OpenPublished(db)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	rows, err := conn.Query(`SELECT run_id FROM runs WHERE len(list_filter(reasons, lambda r: starts_with(r, $prefix))) > 0`,
+		sql.Named("prefix", archiveReasonPrefix))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
