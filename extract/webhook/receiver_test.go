@@ -24,7 +24,7 @@ const testToken = extract.Secret("t0ken-for-tests-0123456789")
 
 // receiver serves a Receiver on loopback until the test ends; it returns
 // the delivery URL and the spool path.
-func receiver(t *testing.T, cfg webhook.Config, certFile, keyFile string) (url, spool string) {
+func receiver(t testing.TB, cfg webhook.Config, certFile, keyFile string) (url, spool string) {
 	t.Helper()
 	if cfg.Spool == "" {
 		cfg.Spool = filepath.Join(t.TempDir(), "recon-webhook.spool")
