@@ -28,6 +28,9 @@ const PathPrefix = "/webhook/"
 // MinTokenLen is the shortest path token accepted.
 const MinTokenLen = 16
 
+// ErrConfig is wrapped by New's errors about its configuration (not the spool's).
+var ErrConfig = errors.New("webhook configuration")
+
 // DefaultAllow is the allow-list when none is configured: loopback only.
 var DefaultAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
@@ -53,10 +56,10 @@ type Receiver struct {
 // New checks cfg and opens the spool.
 func New(cfg Config) (*Receiver, error) {
 	if cfg.Token == nil || len(cfg.Token.Reveal()) < MinTokenLen {
-		return nil, fmt.Errorf("RECON_WEBHOOK_TOKEN: want at least %d characters (for example: openssl rand -hex 32)", MinTokenLen)
+		return nil, fmt.Errorf("%w: RECON_WEBHOOK_TOKEN: want at least %d characters (for example: openssl rand -hex 32)", ErrConfig, MinTokenLen)
 	}
 	if strings.Trim(cfg.Token.Reveal(), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~") != "" {
-		return nil, errors.New("RECON_WEBHOOK_TOKEN: want only letters, digits and - . _ ~ (it is a URL path segment)")
+		return nil, fmt.Errorf("%w: RECON_WEBHOOK_TOKEN: want only letters, digits and - . _ ~ (it is a URL path segment)", ErrConfig)
 	}
 	if len(cfg.Allow) == 0 {
 		cfg.Allow = DefaultAllow
