@@ -101,6 +101,7 @@ Configuration: flags, then RECON_* environment variables, then the TOML file nam
 		a.replayCmd(),
 		a.diffCmd(),
 		a.benchCmd(),
+		a.webhookCmd(),
 	)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"recon/extract"
+	"recon/extract/webhook"
 	"recon/output"
 	"recon/pipeline"
 )
@@ -91,7 +94,14 @@ var (
 		{key: "log_format", flag: "log-format", def: "auto", help: "log format: auto (text on a terminal, JSON otherwise), text or json"},
 		{key: "log_level", flag: "log-level", def: "info", help: "log level: debug, info, warn or error"},
 	}
-	allSettings = slices.Concat(dbSettings, workSettings, storeSettings, rulesSettings, runSettings, scheduleSettings, nightlySettings, logSettings)
+	// webhookSettings are the notification receiver's (recon webhook serve).
+	webhookSettings = []*setting{
+		{key: "webhook_addr", flag: "addr", def: "127.0.0.1:8090", help: "HOST:PORT the webhook receiver listens on"},
+		{key: "webhook_spool", flag: "spool", help: "spool file of received msg_ids (default: recon-webhook.spool beside the database)"},
+		{key: "webhook_token", secret: true, help: "secret path token of POST /webhook/<token> (variable or file only)"},
+		{key: "webhook_allow", flag: "allow", list: true, def: "127.0.0.0/8,::1/128", help: "CIDRs of the provider's source addresses, others get 403 (default loopback: 127.0.0.0/8,::1/128)"},
+	}
+	allSettings = slices.Concat(dbSettings, workSettings, storeSettings, rulesSettings, runSettings, scheduleSettings, nightlySettings, logSettings, webhookSettings)
 )
 
 // addFlags registers the settings' flags on fs. Defaults shown are the
@@ -385,4 +395,34 @@ func parseDay(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("date %q: want YYYY-MM-DD, today or yesterday", s)
 	}
 	return t, nil
+}
+
+// decodeWebhook turns the resolved values into the receiver's configuration
+// and its listen address, collecting every problem of form. The token's
+// presence is checked by the receiver, which alone needs it.
+func (a *app) decodeWebhook(values []value) (webhook.Config, string, error) {
+	get := map[string]value{}
+	for _, v := range values {
+		get[v.key] = v
+	}
+	cfg := webhook.Config{Spool: strings.TrimSpace(get["webhook_spool"].val),
+		Token: extract.Secret(strings.TrimSpace(get["webhook_token"].val)), Logger: a.log}
+	if cfg.Spool == "" {
+		cfg.Spool = filepath.Join(filepath.Dir(strings.TrimSpace(get["db"].val)), "recon-webhook.spool")
+	}
+	var problems []error
+	allow := get["webhook_allow"]
+	for _, c := range splitList(allow.val) {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s %q (%s): want CIDRs such as 203.0.113.0/24", allow.env(), c, allow.from))
+			continue
+		}
+		cfg.Allow = append(cfg.Allow, p.Masked())
+	}
+	addr := get["webhook_addr"]
+	if _, _, err := net.SplitHostPort(strings.TrimSpace(addr.val)); err != nil {
+		problems = append(problems, fmt.Errorf("%s %q (%s): want HOST:PORT", addr.env(), addr.val, addr.from))
+	}
+	return cfg, strings.TrimSpace(addr.val), errors.Join(problems...)
 }

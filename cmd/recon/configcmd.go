@@ -41,7 +41,8 @@ no problem, 2 otherwise.`,
 			values := a.resolve(cmd)
 			cfg, err := a.decode(values)
 			_, rerr := pipeline.Catalogue(cfg)
-			problems := flatten(errors.Join(err, cfg.Validate(), cfg.Schedule.Validate(), rerr, folders(cfg)))
+			_, _, werr := a.decodeWebhook(values)
+			problems := flatten(errors.Join(err, cfg.Validate(), cfg.Schedule.Validate(), rerr, folders(cfg), werr))
 
 			if a.file.path != "" {
 				fmt.Fprintf(a.stdout, "config file: %s\n", a.file.path)
