@@ -63,7 +63,7 @@ func (a *app) benchCmd() *cobra.Command {
 				}
 				defer os.RemoveAll(dir)
 			}
-			rep, err := bench.Run(ctx, bench.Config{Sizes: ns, Dir: dir, Recon: self, Env: sandboxEnv,
+			rep, err := bench.Run(ctx, bench.Config{Sizes: ns, Dir: dir, Recon: self,
 				Keep: keep, Log: a.stderr})
 			if rep != nil && len(rep.Sizes) > 0 {
 				fmt.Fprintln(a.stdout)

@@ -36,7 +36,7 @@ type Config struct {
 	Faults         Faults           // fault knobs (faults.go); zero: none
 	FilesURL       string           // base URL where FilesHandler is served; download links point there when Faults.DownloadHost
 
-	ClientID, ClientSecret, Audience string // defaults "recon-sandbox", "sandbox-secret", "urn:ripplenet-test:sandbox"
+	ClientID, ClientSecret, Audience string // defaults ClientID, ClientSecret, Audience (serve.go)
 }
 
 // Sandbox is a simulated network; it is safe for concurrent use.
@@ -99,9 +99,9 @@ func New(cfg Config) (*Sandbox, error) {
 	orDefault(&cfg.PendingPolls, 2)
 	orDefault(&cfg.BreaksPerDay, 2)
 	orDefault(&cfg.TokenTTL, time.Hour)
-	orDefault(&cfg.ClientID, "recon-sandbox")
-	orDefault(&cfg.ClientSecret, "sandbox-secret")
-	orDefault(&cfg.Audience, "urn:ripplenet-test:sandbox")
+	orDefault(&cfg.ClientID, ClientID)
+	orDefault(&cfg.ClientSecret, ClientSecret)
+	orDefault(&cfg.Audience, Audience)
 	orDefault(&cfg.Faults.RetryAfter, 1)
 	orDefault(&cfg.Faults.MaxConsecutive, 2)
 	cfg.FilesURL = strings.TrimRight(cfg.FilesURL, "/")

@@ -12,8 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,18 +26,16 @@ import (
 	"recon/pipeline"
 )
 
-// Config says what Bench measures and where.
+// Config says what Run measures and where.
 type Config struct {
-	Sizes []int  // payments in the one generated day, one measurement each
-	Dir   string // scratch folder: data and databases of each size, removed afterwards
-	Recon string // the recon binary: every measured phase is a child process of its own
-	// Env is the environment that points recon at a sandbox served at base.
-	Env  func(base string, sb *sandbox.Sandbox) [][2]string
-	Keep bool      // keep each size's folder
-	Log  io.Writer // progress lines
+	Sizes []int     // payments in the one generated day, one measurement each
+	Dir   string    // scratch folder: data and databases of each size, removed afterwards
+	Recon string    // the recon binary: every measured phase is a child process of its own
+	Keep  bool      // keep each size's folder
+	Log   io.Writer // progress lines
 }
 
-// Report is what Bench measured, on which machine.
+// Report is what Run measured, on which machine.
 type Report struct {
 	Machine Machine   `json:"machine"`
 	Started time.Time `json:"started"`
@@ -88,7 +84,7 @@ const (
 // seed seeds every benchmark's sandbox.
 const seed = 1
 
-// Bench generates a sandbox day of each size and measures, side by side:
+// Run generates a sandbox day of each size and measures, side by side:
 // DuckDB's native read_csv of the RECON CSV into a typed table, recon's
 // ingest of the same file, the whole rule catalogue on the loaded data, and
 // `recon run` end to end against the sandbox over loopback, stage by stage.
@@ -127,10 +123,13 @@ func runSize(ctx context.Context, cfg Config, n int) (Size, error) {
 	if err != nil {
 		return out, err
 	}
-	sb, err := sandbox.New(sandbox.Config{Seed: seed, Start: day, Days: 1, PaymentsPerDay: n, PendingPolls: -1})
+	// Served on loopback from the start; `recon run` reaches it last.
+	srv, err := sandbox.Serve(sandbox.Config{Seed: seed, Start: day, Days: 1, PaymentsPerDay: n, PendingPolls: -1}, "127.0.0.1:0")
 	if err != nil {
 		return out, err
 	}
+	defer srv.Close()
+	sb := srv.Sandbox
 	logf := func(format string, args ...any) {
 		if cfg.Log != nil {
 			fmt.Fprintf(cfg.Log, "bench %d: "+format+"\n", append([]any{n}, args...)...)
@@ -168,7 +167,7 @@ func runSize(ctx context.Context, cfg Config, n int) (Size, error) {
 		os.Remove(filepath.Join(root, f))
 	}
 
-	run, err := runEndToEnd(ctx, cfg, sb, w, root)
+	run, err := runEndToEnd(ctx, cfg, srv, w, root)
 	if err != nil {
 		return out, err
 	}
@@ -195,7 +194,7 @@ func runSize(ctx context.Context, cfg Config, n int) (Size, error) {
 	return out, nil
 }
 
-// writeBenchCSV writes the window's RECON CSV to path.
+// writeCSV writes the window's RECON CSV to path.
 func writeCSV(sb *sandbox.Sandbox, w extract.Window, path string) (Phase, error) {
 	p := Phase{Name: phaseGenerate}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -228,24 +227,16 @@ func writeCSV(sb *sandbox.Sandbox, w extract.Window, path string) (Phase, error)
 	return p, nil
 }
 
-// benchRun serves the sandbox on loopback and runs `recon run` over the
-// window against it as a child process. It returns the run and then its
-// stages, with the CPU and RSS sampled from /proc during each.
-func runEndToEnd(ctx context.Context, cfg Config, sb *sandbox.Sandbox, w extract.Window, root string) ([]Phase, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{Handler: sb.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
+// runEndToEnd runs `recon run` over the window against the served sandbox
+// as a child process. It returns the run and then its stages, with the CPU
+// and RSS sampled from /proc during each.
+func runEndToEnd(ctx context.Context, cfg Config, srv *sandbox.Served, w extract.Window, root string) ([]Phase, error) {
 	env := append(os.Environ(),
 		"RECON_DB="+filepath.Join(root, "recon.duckdb"),
 		"RECON_ARCHIVE_URL="+filepath.Join(root, "archive"),
 		"RECON_WORK_DIR="+filepath.Join(root, "work"),
 		"RECON_LOG_FORMAT=json", "RECON_CONFIG=")
-	for _, kv := range cfg.Env(base, sb) {
+	for _, kv := range srv.Env() {
 		env = append(env, kv[0]+"="+kv[1])
 	}
 	logFile, err := os.Create(filepath.Join(root, "run.log"))

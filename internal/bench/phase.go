@@ -26,7 +26,7 @@ type PhaseOutput struct {
 	Detail  json.RawMessage `json:"detail,omitempty"`
 }
 
-// PhaseArgs names one phase Bench runs in a child process and its inputs.
+// PhaseArgs names one phase Run runs in a child process and its inputs.
 type PhaseArgs struct {
 	Phase    string // native, ingest or rules
 	CSV      string // native: the CSV's path; ingest: its path under Dir
@@ -37,7 +37,7 @@ type PhaseArgs struct {
 	Accounts []string  // rules
 }
 
-// BenchPhase runs one measured phase in this process. Native and ingest
+// RunPhase runs one measured phase in this process. Native and ingest
 // load the CSV into a fresh, migrated database and checkpoint it (the
 // migration is not timed); rules applies the catalogue to a loaded
 // database over the day.
