@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"recon/output"
+	reconsql "recon/sql"
 )
 
 // archiveStage names the upload stage; its errors, and so the reason a
@@ -92,7 +93,7 @@ func inLedger(ctx context.Context, db, runID string) error {
 	if _, err := os.Stat(db); err != nil {
 		return fmt.Errorf("run %s: %w", runID, err)
 	}
-	conn, err := OpenDB(db, true)
+	conn, err := reconsql.OpenDB(db, true)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"recon/output"
+	reconsql "recon/sql"
 )
 
 // VerdictFailed is the verdict in the metrics of a run that published nothing.
@@ -62,7 +63,7 @@ func writeMetrics(ctx context.Context, cfg Config, res *Result, runErr error, st
 	if _, err := os.Stat(cfg.DB); errors.Is(err, fs.ErrNotExist) {
 		return prometheus.WriteToTextfile(cfg.MetricsFile, reg)
 	}
-	db, err := OpenDB(cfg.DB, true)
+	db, err := reconsql.OpenDB(cfg.DB, true)
 	if err != nil {
 		return err
 	}

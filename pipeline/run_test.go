@@ -18,6 +18,7 @@ import (
 	"recon/output"
 	"recon/pipeline"
 	"recon/rules"
+	reconsql "recon/sql"
 )
 
 var (
@@ -87,7 +88,7 @@ const keysFrom = `SELECT rule_id, coalesce(payment_id, ''), coalesce(account, ''
 // process, so a handle left open would hide the file a later run publishes.
 func keys(t testing.TB, dbPath, query string) []key {
 	t.Helper()
-	db, err := pipeline.OpenDB(dbPath, true)
+	db, err := reconsql.OpenDB(dbPath, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func sortKeys(ks []key) []key {
 
 func openRO(t testing.TB, path string) *sql.DB {
 	t.Helper()
-	db, err := pipeline.OpenDB(path, true)
+	db, err := reconsql.OpenDB(path, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func snapshot(t *testing.T, path string) map[string][]string {
 	t.Helper()
 	// Closed on return: DuckDB shares one open instance per path within a
 	// process, so a handle left open would hide the file a later run publishes.
-	db, err := pipeline.OpenDB(path, true)
+	db, err := reconsql.OpenDB(path, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"recon/extract"
 	"recon/output"
+	reconsql "recon/sql"
 )
 
 // Schedule configures `recon schedule`.
@@ -77,7 +78,7 @@ func LastComplete(ctx context.Context, db string) (time.Time, error) {
 	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
 		return time.Time{}, nil
 	}
-	conn, err := OpenDB(db, true)
+	conn, err := reconsql.OpenDB(db, true)
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"recon/extract"
 	"recon/pipeline"
+	reconsql "recon/sql"
 )
 
 // The tests of this file run the test binary again as a child process, in
@@ -43,7 +44,7 @@ func TestHelperProcess(t *testing.T) {
 // readerChild opens the published file read-only, prints what it holds, and
 // prints it again for every line read from stdin, until stdin closes.
 func readerChild(t *testing.T) {
-	db, err := pipeline.OpenDB(os.Getenv(helperDB), true)
+	db, err := reconsql.OpenDB(os.Getenv(helperDB), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func state(db *sql.DB) (string, error) {
 // stateOf opens a file read-only, sums it up and closes it.
 func stateOf(t *testing.T, path string) string {
 	t.Helper()
-	db, err := pipeline.OpenDB(path, true)
+	db, err := reconsql.OpenDB(path, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestKilledRunLeavesDatabaseAsItWas(t *testing.T) {
 		t.Fatalf("working copies after the kill: %v, want the killed run's one", works)
 	}
 	var loaded int
-	work, err := pipeline.OpenDB(copies[0], true)
+	work, err := reconsql.OpenDB(copies[0], true)
 	if err != nil {
 		t.Fatal(err)
 	}

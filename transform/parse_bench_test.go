@@ -193,16 +193,11 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-// benchDB opens a fresh, migrated database at path in UTC (pipeline.OpenDB
-// cannot be imported here: pipeline imports this package).
+// benchDB opens a fresh, migrated database at path with recon's settings.
 func benchDB(b *testing.B, path string) *sql.DB {
 	b.Helper()
-	db, err := sql.Open("duckdb", path)
+	db, err := reconsql.OpenDB(path, false)
 	if err != nil {
-		b.Fatal(err)
-	}
-	db.SetMaxOpenConns(1) // one connection: the session's time zone holds for every statement
-	if _, err := db.Exec("SET TimeZone = 'UTC'"); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := reconsql.Migrate(context.Background(), db); err != nil {

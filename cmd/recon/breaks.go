@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"recon/pipeline"
+	reconsql "recon/sql"
 )
 
 func (a *app) breaksCmd() *cobra.Command {
@@ -100,5 +100,5 @@ func (a *app) openPublished(cmd *cobra.Command) (*sql.DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no database at %s yet: a run publishes it (recon run --from --to)", path)
 	}
-	return pipeline.OpenDB(path, true)
+	return reconsql.OpenDB(path, true)
 }

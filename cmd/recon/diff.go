@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"recon/output"
-	"recon/pipeline"
+	reconsql "recon/sql"
 )
 
 func (a *app) diffCmd() *cobra.Command {
@@ -42,7 +42,7 @@ checked against its manifest.`,
 				return err
 			}
 			defer os.RemoveAll(dir)
-			db, err := pipeline.OpenDB("", false)
+			db, err := reconsql.OpenDB("", false)
 			if err != nil {
 				return err
 			}

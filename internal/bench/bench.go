@@ -23,7 +23,7 @@ import (
 
 	"recon/extract"
 	"recon/extract/sandbox"
-	"recon/pipeline"
+	reconsql "recon/sql"
 )
 
 // Config says what Run measures and where.
@@ -290,7 +290,7 @@ type stage struct {
 
 // runStages reads the stages of the one run in a published database.
 func runStages(db string) ([]stage, error) {
-	d, err := pipeline.OpenDB(db, true)
+	d, err := reconsql.OpenDB(db, true)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +315,7 @@ func runStages(db string) ([]stage, error) {
 
 // runAsOf is the as-of time of the one run in a published database.
 func runAsOf(db string) (time.Time, error) {
-	d, err := pipeline.OpenDB(db, true)
+	d, err := reconsql.OpenDB(db, true)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -329,7 +329,7 @@ func runAsOf(db string) (time.Time, error) {
 
 // runBytes is the size of the raw files the run loaded.
 func runBytes(db string) (int64, error) {
-	d, err := pipeline.OpenDB(db, true)
+	d, err := reconsql.OpenDB(db, true)
 	if err != nil {
 		return 0, err
 	}
@@ -377,7 +377,7 @@ func phaseOf(name string, ps *os.ProcessState, took time.Duration) Phase {
 func machine() Machine {
 	m := Machine{CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
 	m.Model, m.MemoryGiB = host()
-	if db, err := pipeline.OpenDB("", false); err == nil {
+	if db, err := reconsql.OpenDB("", false); err == nil {
 		_ = db.QueryRow(`SELECT version()`).Scan(&m.DuckDB)
 		db.Close()
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"recon/extract"
-	"recon/pipeline"
 	"recon/rules"
 	reconsql "recon/sql"
 	"recon/transform"
@@ -43,7 +42,7 @@ type PhaseArgs struct {
 // database over the day.
 func RunPhase(ctx context.Context, a PhaseArgs) (PhaseOutput, error) {
 	var out PhaseOutput
-	db, err := pipeline.OpenDB(a.DB, false)
+	db, err := reconsql.OpenDB(a.DB, false)
 	if err != nil {
 		return out, err
 	}
