@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +20,7 @@ import (
 
 	"recon/extract"
 	"recon/extract/sandbox"
+	"recon/extract/sandbox/sandboxtest"
 )
 
 // These tests run the real client against the sandbox over loopback.
@@ -44,26 +44,16 @@ const sandboxURL = "http://sandbox.invalid"
 // returns a client with zero backoff waits.
 func newNetwork(t *testing.T, faults sandbox.Faults, mods ...func(*sandbox.Config, *extract.Config)) *network {
 	t.Helper()
-	files := httptest.NewUnstartedServer(nil)
-	t.Cleanup(files.Close)
-	scfg := sandbox.Config{Seed: 7, Start: day0, Days: 3, Now: func() time.Time { return now0 }, Faults: faults,
-		FilesURL: "http://" + files.Listener.Addr().String()}
+	scfg := sandbox.Config{Seed: 7, Start: day0, Days: 3, Now: func() time.Time { return now0 }, Faults: faults}
 	ecfg := extract.Config{
 		AuthURL: sandboxURL, ReportingURL: sandboxURL, ServerURL: sandboxURL + "/v4", LiquidationURL: sandboxURL,
-		ClientID: "recon-sandbox", ClientSecret: "sandbox-secret", Audience: "urn:ripplenet-test:sandbox",
+		ClientID: sandbox.ClientID, ClientSecret: sandbox.ClientSecret, Audience: sandbox.Audience,
 		Retry: extract.RetryPolicy{MaxAttempts: 6}, PollInterval: time.Millisecond, Now: func() time.Time { return now0 },
 	}
 	for _, m := range mods {
 		m(&scfg, &ecfg)
 	}
-	sb, err := sandbox.New(scfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files.Config.Handler = sb.FilesHandler()
-	files.Start()
-	srv := httptest.NewServer(sb.Handler())
-	t.Cleanup(srv.Close)
+	srv := sandboxtest.Serve(t, scfg)
 	for _, u := range []*string{&ecfg.AuthURL, &ecfg.ReportingURL, &ecfg.ServerURL, &ecfg.LiquidationURL} {
 		*u = strings.Replace(*u, sandboxURL, srv.URL, 1)
 	}
@@ -71,7 +61,7 @@ func newNetwork(t *testing.T, faults sandbox.Faults, mods ...func(*sandbox.Confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &network{sb: sb, client: c}
+	return &network{sb: srv.Sandbox, client: c}
 }
 
 func window(t *testing.T, from, to string) extract.Window {

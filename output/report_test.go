@@ -12,7 +12,6 @@ import (
 
 	"recon/extract"
 	"recon/output"
-	"recon/pipeline"
 	reconsql "recon/sql"
 )
 
@@ -44,7 +43,7 @@ func TestNeutralise(t *testing.T) {
 // newDB returns a migrated DuckDB file in a temporary folder.
 func newDB(t *testing.T) *sql.DB {
 	t.Helper()
-	db, err := pipeline.OpenDB(filepath.Join(t.TempDir(), "t.duckdb"), false)
+	db, err := reconsql.OpenDB(filepath.Join(t.TempDir(), "t.duckdb"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"recon/output"
 	"recon/pipeline"
 	"recon/rules"
+	reconsql "recon/sql"
 )
 
 // TestFailedSourcesHoldTheirRules runs the pipeline three times over one
@@ -139,7 +140,7 @@ type heldRow struct{ Rule, Status, LastSeen, Resolved string }
 
 func breakRows(t *testing.T, dbPath string) map[string]heldRow {
 	t.Helper()
-	db, err := pipeline.OpenDB(dbPath, true)
+	db, err := reconsql.OpenDB(dbPath, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 	if err := sameRules(catalogue, m.Run.Rules); err != nil {
 		return r, fmt.Errorf("replay %s: %w", runID, err)
 	}
-	db, err := OpenDB(filepath.Join(dir, "replay.duckdb"), false)
+	db, err := reconsql.OpenDB(filepath.Join(dir, "replay.duckdb"), false)
 	if err != nil {
 		return r, err
 	}

@@ -13,6 +13,7 @@ import (
 	"recon/extract"
 	"recon/output"
 	"recon/pipeline"
+	reconsql "recon/sql"
 )
 
 // archivedFile reads a file of an archived run in a local archive.
@@ -47,7 +48,7 @@ func TestReplayIsByteIdentical(t *testing.T) {
 	first := e.run(t, mustWindow(t, 0, 4))
 
 	// A break that the next run will not find again, so it resolves it.
-	db, err := pipeline.OpenDB(e.cfg.DB, false)
+	db, err := reconsql.OpenDB(e.cfg.DB, false)
 	if err != nil {
 		t.Fatal(err)
 	}

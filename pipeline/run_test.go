@@ -3,7 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"database/sql"
-	"net/http/httptest"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,9 +14,11 @@ import (
 
 	"recon/extract"
 	"recon/extract/sandbox"
+	"recon/extract/sandbox/sandboxtest"
 	"recon/output"
 	"recon/pipeline"
 	"recon/rules"
+	reconsql "recon/sql"
 )
 
 var (
@@ -32,42 +34,33 @@ type env struct {
 	cfg pipeline.Config
 }
 
-// newEnv serves a sandbox of days from day0 (with faults, if given), its
-// download host on a second listener.
+// newEnv serves a sandbox of days from day0 (with faults, if given).
 func newEnv(t *testing.T, days int, faults ...sandbox.Faults) *env {
 	t.Helper()
-	files := httptest.NewUnstartedServer(nil)
-	t.Cleanup(files.Close)
-	cfg := sandbox.Config{Seed: 7, Start: day0, Days: days, Now: func() time.Time { return now },
-		FilesURL: "http://" + files.Listener.Addr().String()}
+	return newEnvFor(t, envSandbox(days, faults...))
+}
+
+// envSandbox is newEnv's sandbox: seed 7, days from day0, clock at now.
+func envSandbox(days int, faults ...sandbox.Faults) sandbox.Config {
+	cfg := sandbox.Config{Seed: 7, Start: day0, Days: days, Now: func() time.Time { return now }}
 	for _, f := range faults {
 		cfg.Faults = f
 	}
-	sb, err := sandbox.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files.Config.Handler = sb.FilesHandler()
-	files.Start()
-	return newEnvFor(t, sb)
+	return cfg
 }
 
-// newEnvFor serves sb on loopback; the run's clock starts at now and ticks a second per reading.
-func newEnvFor(t testing.TB, sb *sandbox.Sandbox) *env {
+// newEnvFor serves the sandbox of cfg on loopback (wrap as in sandbox.Serve);
+// the run's clock starts at now and ticks a second per reading.
+func newEnvFor(t testing.TB, cfg sandbox.Config, wrap ...func(http.Handler) http.Handler) *env {
 	t.Helper()
-	srv := httptest.NewServer(sb.Handler())
-	t.Cleanup(srv.Close)
+	srv := sandboxtest.Serve(t, cfg, wrap...)
 	dir := t.TempDir()
 	clock := now
-	return &env{sb: sb, cfg: pipeline.Config{
+	return &env{sb: srv.Sandbox, cfg: pipeline.Config{
 		DB: filepath.Join(dir, "recon.duckdb"), ArchiveURL: filepath.Join(dir, "archive"),
-		WorkDir: filepath.Join(dir, "work"), Accounts: sb.Accounts(), Format: extract.FormatCSV, Version: "test",
-		Now: func() time.Time { clock = clock.Add(time.Second); return clock },
-		Extract: extract.Config{
-			AuthURL: srv.URL, ReportingURL: srv.URL, ServerURL: srv.URL + "/v4", LiquidationURL: srv.URL,
-			ClientID: "recon-sandbox", ClientSecret: "sandbox-secret", Audience: "urn:ripplenet-test:sandbox",
-			PollInterval: time.Millisecond, Retry: extract.RetryPolicy{MaxAttempts: 3},
-		},
+		WorkDir: filepath.Join(dir, "work"), Accounts: srv.Sandbox.Accounts(), Format: extract.FormatCSV, Version: "test",
+		Now:     func() time.Time { clock = clock.Add(time.Second); return clock },
+		Extract: srv.ExtractConfig(extract.Config{PollInterval: time.Millisecond, Retry: extract.RetryPolicy{MaxAttempts: 3}}),
 	}}
 }
 
@@ -95,7 +88,7 @@ const keysFrom = `SELECT rule_id, coalesce(payment_id, ''), coalesce(account, ''
 // process, so a handle left open would hide the file a later run publishes.
 func keys(t testing.TB, dbPath, query string) []key {
 	t.Helper()
-	db, err := pipeline.OpenDB(dbPath, true)
+	db, err := reconsql.OpenDB(dbPath, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +125,7 @@ func sortKeys(ks []key) []key {
 
 func openRO(t testing.TB, path string) *sql.DB {
 	t.Helper()
-	db, err := pipeline.OpenDB(path, true)
+	db, err := reconsql.OpenDB(path, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +338,7 @@ func snapshot(t *testing.T, path string) map[string][]string {
 	t.Helper()
 	// Closed on return: DuckDB shares one open instance per path within a
 	// process, so a handle left open would hide the file a later run publishes.
-	db, err := pipeline.OpenDB(path, true)
+	db, err := reconsql.OpenDB(path, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,27 +21,25 @@ import (
 // TestStopBeforePublishing cancels a run while it downloads: the run ends
 // with an error and the database and archive are byte for byte as before.
 func TestStopBeforePublishing(t *testing.T) {
-	e := newEnv(t, 2)
+	// Once hang is set, downloads hang until the client gives up; the first one cancels the run.
+	var hang atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	e := newEnvFor(t, envSandbox(2), func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if hang.Load() && strings.HasPrefix(r.URL.Path, extract.PathReportDownload) {
+				cancel()
+				<-r.Context().Done()
+				return
+			}
+			next.ServeHTTP(rw, r)
+		})
+	})
 	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 1))
 	e.run(t, w)
 	before := tree(t, filepath.Dir(e.cfg.DB), "work")
 
-	// Downloads now hang until the client gives up; the first one cancels the run.
-	var hang atomic.Bool
 	hang.Store(true)
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if hang.Load() && strings.HasPrefix(r.URL.Path, extract.PathReportDownload) {
-			cancel()
-			<-r.Context().Done()
-			return
-		}
-		e.sb.Handler().ServeHTTP(rw, r)
-	}))
-	defer srv.Close()
-	cfg := e.cfg
-	cfg.Extract.AuthURL, cfg.Extract.ReportingURL, cfg.Extract.ServerURL = srv.URL, srv.URL, srv.URL+"/v4"
-	_, err := pipeline.Run(ctx, cfg, w)
+	_, err := pipeline.Run(ctx, e.cfg, w)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("stopped run: %v, want context.Canceled", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	reconsql "recon/sql"
 )
@@ -31,34 +28,6 @@ type Warehouse struct {
 	DB        *sql.DB
 	published string
 	work      string
-}
-
-// memoryLimit bounds DuckDB's buffer pool (its default is 80% of the
-// machine's memory): past it, large stages, joins and sorts spill to
-// <db>.tmp, so a run's memory stays about the same whatever its size
-// (docs/performance.md). DuckDB uses every core (threads).
-const memoryLimit = "512MB"
-
-// OpenDB opens a DuckDB file with recon's session settings (UTC, memoryLimit). DuckDB
-// shares one instance per path within a process: close every handle on a
-// file before opening it again after a run published it.
-func OpenDB(path string, readOnly bool) (*sql.DB, error) {
-	dsn := path
-	if readOnly {
-		dsn += "?access_mode=read_only"
-	}
-	c, err := duckdb.NewConnector(dsn, func(e driver.ExecerContext) error {
-		for _, q := range []string{"SET TimeZone = 'UTC'", "SET memory_limit = '" + memoryLimit + "'"} {
-			if _, err := e.ExecContext(context.Background(), q, nil); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	return sql.OpenDB(c), nil
 }
 
 // Snapshot is the published file opened read-only for a reader of recon's
@@ -76,7 +45,7 @@ type Snapshot struct {
 // never stops a run or a listing. A copy left by a killed reader is removed
 // by the next run (it has a working copy's name).
 func OpenPublished(published string) (*Snapshot, error) {
-	db, err := OpenDB(published, true)
+	db, err := reconsql.OpenDB(published, true)
 	if err == nil {
 		return &Snapshot{DB: db}, nil
 	}
@@ -91,7 +60,7 @@ func OpenPublished(published string) (*Snapshot, error) {
 		os.Remove(work)
 		return nil, fmt.Errorf("%s is held open read-write by another process; copy it to read it: %w", published, err)
 	}
-	if db, err = OpenDB(work, true); err != nil {
+	if db, err = reconsql.OpenDB(work, true); err != nil {
 		removeWork(work)
 		return nil, err
 	}
@@ -144,7 +113,7 @@ func OpenWarehouse(ctx context.Context, published string) (*Warehouse, error) {
 		os.Remove(w.work)
 		return nil, fmt.Errorf("copy %s to a working file: %w", published, err)
 	}
-	db, err := OpenDB(w.work, false)
+	db, err := reconsql.OpenDB(w.work, false)
 	if err != nil {
 		removeWork(w.work)
 		return nil, err

@@ -21,6 +21,7 @@ import (
 
 	"recon/extract"
 	"recon/pipeline"
+	reconsql "recon/sql"
 )
 
 // The tests of this file run the test binary again as a child process, in
@@ -48,7 +49,7 @@ func TestHelperProcess(t *testing.T) {
 // writerChild holds the published file open read-write, as the DuckDB CLI,
 // Python or DBeaver do by default: it prints "open" and waits until stdin closes.
 func writerChild(t *testing.T) {
-	db, err := pipeline.OpenDB(os.Getenv(helperDB), false)
+	db, err := reconsql.OpenDB(os.Getenv(helperDB), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func writerChild(t *testing.T) {
 // readerChild opens the published file read-only, prints what it holds, and
 // prints it again for every line read from stdin, until stdin closes.
 func readerChild(t *testing.T) {
-	db, err := pipeline.OpenDB(os.Getenv(helperDB), true)
+	db, err := reconsql.OpenDB(os.Getenv(helperDB), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func state(db *sql.DB) (string, error) {
 // stateOf opens a file read-only, sums it up and closes it.
 func stateOf(t *testing.T, path string) string {
 	t.Helper()
-	db, err := pipeline.OpenDB(path, true)
+	db, err := reconsql.OpenDB(path, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestAnalystHoldingFileReadWrite(t *testing.T) {
 	if got := nextLine(t, stdout); got != "open" {
 		t.Fatalf("writer printed %q", got)
 	}
-	if db, err := pipeline.OpenDB(e.cfg.DB, true); err == nil {
+	if db, err := reconsql.OpenDB(e.cfg.DB, true); err == nil {
 		db.Close()
 		t.Fatal("DuckDB opened a file another process holds read-write: the test no longer shows the conflict")
 	}
@@ -354,7 +355,7 @@ func TestKilledRunLeavesDatabaseAsItWas(t *testing.T) {
 		t.Fatalf("working copies after the kill: %v, want the killed run's one", works)
 	}
 	var loaded int
-	work, err := pipeline.OpenDB(copies[0], true)
+	work, err := reconsql.OpenDB(copies[0], true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/duckdb/duckdb-go/v2"
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
@@ -132,7 +131,7 @@ func runCase(t *testing.T, dir string, r rules.Rule) string {
 // newDB is a migrated warehouse in a temporary folder.
 func newDB(t *testing.T) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("duckdb", filepath.Join(t.TempDir(), "case.duckdb"))
+	db, err := reconsql.OpenDB(filepath.Join(t.TempDir(), "case.duckdb"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,14 +9,12 @@ import (
 	"testing"
 	"testing/fstest"
 
-	_ "github.com/duckdb/duckdb-go/v2"
-
 	reconsql "recon/sql"
 )
 
 func openDB(t *testing.T) *dbsql.DB {
 	t.Helper()
-	db, err := dbsql.Open("duckdb", filepath.Join(t.TempDir(), "m.duckdb"))
+	db, err := reconsql.OpenDB(filepath.Join(t.TempDir(), "m.duckdb"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +136,7 @@ func TestFailedMigrationLeavesNoTrace(t *testing.T) {
 // replays the log (migrations, comments) into the same schema.
 func TestMigratedFileSurvivesACrash(t *testing.T) {
 	dir := t.TempDir()
-	db, err := dbsql.Open("duckdb", filepath.Join(dir, "live.duckdb"))
+	db, err := reconsql.OpenDB(filepath.Join(dir, "live.duckdb"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +153,7 @@ func TestMigratedFileSurvivesACrash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	crashed, err := dbsql.Open("duckdb", filepath.Join(dir, "crashed.duckdb"))
+	crashed, err := reconsql.OpenDB(filepath.Join(dir, "crashed.duckdb"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

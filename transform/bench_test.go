@@ -17,7 +17,6 @@ import (
 
 	"recon/extract"
 	"recon/extract/sandbox"
-	"recon/pipeline"
 	reconsql "recon/sql"
 	"recon/transform"
 )
@@ -117,7 +116,7 @@ func cpuTime() time.Duration {
 // Both sides load into a migrated file, so both pay for the same empty schema.
 func timeLoad(b *testing.B, path string, load func(*sql.DB) (int64, error), want int64) time.Duration {
 	b.Helper()
-	db, err := pipeline.OpenDB(path, false)
+	db, err := reconsql.OpenDB(path, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -142,7 +141,7 @@ func timeLoad(b *testing.B, path string, load func(*sql.DB) (int64, error), want
 // table of those types.
 func nativeSQL(b *testing.B, path string) (create, insert string) {
 	b.Helper()
-	db, err := pipeline.OpenDB(filepath.Join(b.TempDir(), "types.duckdb"), false)
+	db, err := reconsql.OpenDB(filepath.Join(b.TempDir(), "types.duckdb"), false)
 	if err != nil {
 		b.Fatal(err)
 	}

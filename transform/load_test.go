@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"recon/extract"
-	"recon/pipeline"
 	reconsql "recon/sql"
 	"recon/transform"
 )
@@ -44,7 +43,7 @@ var tables = []struct{ name, order string }{
 
 func newDB(t *testing.T) *sql.DB {
 	t.Helper()
-	db, err := pipeline.OpenDB(filepath.Join(t.TempDir(), "t.duckdb"), false)
+	db, err := reconsql.OpenDB(filepath.Join(t.TempDir(), "t.duckdb"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

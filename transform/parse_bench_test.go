@@ -3,7 +3,6 @@ package transform
 import (
 	"context"
 	"database/sql"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"recon/extract"
 	"recon/extract/sandbox"
+	"recon/extract/sandbox/sandboxtest"
 	reconsql "recon/sql"
 )
 
@@ -23,16 +23,10 @@ func extracted(b *testing.B) (string, []extract.RawFile) {
 	b.Helper()
 	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 	now := day.AddDate(0, 0, 3)
-	sb, err := sandbox.New(sandbox.Config{Seed: 1, Start: day, Days: 1, PaymentsPerDay: 10_000, PendingPolls: -1,
+	srv := sandboxtest.Serve(b, sandbox.Config{Seed: 1, Start: day, Days: 1, PaymentsPerDay: 10_000, PendingPolls: -1,
 		Now: func() time.Time { return now }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(sb.Handler())
-	defer srv.Close()
-	c, err := extract.New(extract.Config{AuthURL: srv.URL, ReportingURL: srv.URL, ServerURL: srv.URL + "/v4",
-		LiquidationURL: srv.URL, ClientID: "recon-sandbox", ClientSecret: "sandbox-secret",
-		Audience: "urn:ripplenet-test:sandbox", Now: func() time.Time { return now }})
+	sb := srv.Sandbox
+	c, err := extract.New(srv.ExtractConfig(extract.Config{Now: func() time.Time { return now }}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -199,16 +193,11 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-// benchDB opens a fresh, migrated database at path in UTC (pipeline.OpenDB
-// cannot be imported here: pipeline imports this package).
+// benchDB opens a fresh, migrated database at path with recon's settings.
 func benchDB(b *testing.B, path string) *sql.DB {
 	b.Helper()
-	db, err := sql.Open("duckdb", path)
+	db, err := reconsql.OpenDB(path, false)
 	if err != nil {
-		b.Fatal(err)
-	}
-	db.SetMaxOpenConns(1) // one connection: the session's time zone holds for every statement
-	if _, err := db.Exec("SET TimeZone = 'UTC'"); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := reconsql.Migrate(context.Background(), db); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"recon/extract"
 	"recon/extract/sandbox"
+	"recon/extract/sandbox/sandboxtest"
 	"recon/output/s3test"
 	"recon/pipeline"
 )
@@ -80,22 +80,13 @@ func TestArchiveAndReplayCommands(t *testing.T) {
 func TestDiffCommand(t *testing.T) {
 	day0 := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 	clock := time.Date(2026, 10, 12, 6, 0, 0, 0, time.UTC)
-	sb, err := sandbox.New(sandbox.Config{Seed: 7, Start: day0, Days: 6, Now: func() time.Time { return clock }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := httptest.NewServer(sb.Handler())
-	defer h.Close()
+	srv := sandboxtest.Serve(t, sandbox.Config{Seed: 7, Start: day0, Days: 6, Now: func() time.Time { return clock }})
 	dir := t.TempDir()
 	cfg := pipeline.Config{
 		DB: filepath.Join(dir, "recon.duckdb"), ArchiveURL: filepath.Join(dir, "archive"), WorkDir: filepath.Join(dir, "work"),
-		Accounts: sb.Accounts(), Format: extract.FormatCSV, Version: "test",
-		Now: func() time.Time { clock = clock.Add(time.Second); return clock },
-		Extract: extract.Config{
-			AuthURL: h.URL, ReportingURL: h.URL, ServerURL: h.URL + "/v4", LiquidationURL: h.URL,
-			ClientID: "recon-sandbox", ClientSecret: "sandbox-secret", Audience: "urn:ripplenet-test:sandbox",
-			PollInterval: time.Millisecond, Retry: extract.RetryPolicy{MaxAttempts: 3},
-		},
+		Accounts: srv.Sandbox.Accounts(), Format: extract.FormatCSV, Version: "test",
+		Now:     func() time.Time { clock = clock.Add(time.Second); return clock },
+		Extract: srv.ExtractConfig(extract.Config{PollInterval: time.Millisecond, Retry: extract.RetryPolicy{MaxAttempts: 3}}),
 	}
 	var ids []string
 	for i, days := range [][2]int{{0, 3}, {2, 5}} {

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"recon/extract"
-	"recon/pipeline"
+	"recon/internal/bench"
 )
 
 // benchCmd is `make bench`'s driver (hidden): it measures every phase as a
@@ -27,7 +27,7 @@ func (a *app) benchCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if phase != "" {
-				pa := pipeline.BenchPhaseArgs{Phase: phase, CSV: csvPath, Dir: dir, DB: db, Accounts: splitList(accounts)}
+				pa := bench.PhaseArgs{Phase: phase, CSV: csvPath, Dir: dir, DB: db, Accounts: splitList(accounts)}
 				var err error
 				if day != "" {
 					if pa.Day, err = time.Parse(extract.DateLayout, day); err != nil {
@@ -39,7 +39,7 @@ func (a *app) benchCmd() *cobra.Command {
 						return usageErr("--as-of: %v", err)
 					}
 				}
-				out, err := pipeline.BenchPhase(ctx, pa)
+				out, err := bench.RunPhase(ctx, pa)
 				if err != nil {
 					return err
 				}
@@ -63,7 +63,7 @@ func (a *app) benchCmd() *cobra.Command {
 				}
 				defer os.RemoveAll(dir)
 			}
-			rep, err := pipeline.Bench(ctx, pipeline.BenchConfig{Sizes: ns, Dir: dir, Recon: self, Env: sandboxEnv,
+			rep, err := bench.Run(ctx, bench.Config{Sizes: ns, Dir: dir, Recon: self,
 				Keep: keep, Log: a.stderr})
 			if rep != nil && len(rep.Sizes) > 0 {
 				fmt.Fprintln(a.stdout)
@@ -93,7 +93,7 @@ func (a *app) benchCmd() *cobra.Command {
 	return cmd
 }
 
-func writeBenchJSON(name string, rep *pipeline.BenchReport) error {
+func writeBenchJSON(name string, rep *bench.Report) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/extract/sandbox"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -91,7 +92,7 @@ func TestDemo(t *testing.T) {
 	// Nothing secret or personal reaches the output: neither the client
 	// secret, nor the tokens the demo's sandbox issued (the same sandbox
 	// issues the same tokens again), nor any remitter or beneficiary.
-	secrets := append(demoTokens(t, 2, 3), "sandbox-secret")
+	secrets := append(demoTokens(t, 2, 3), sandbox.ClientSecret)
 	for _, s := range append(secrets, personalData(t, archive)...) {
 		if strings.Contains(stdout+stderr, s) {
 			t.Errorf("demo output holds %q", s)
@@ -161,11 +162,12 @@ func demoTokens(t *testing.T, days, n int) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.stop()
+	defer srv.Close()
 	var out []string
 	for range n {
-		resp, err := http.Post(srv.base+extract.PathToken, "application/json", strings.NewReader(
-			`{"client_id":"recon-sandbox","client_secret":"sandbox-secret","audience":"urn:ripplenet-test:sandbox","grant_type":"client_credentials"}`))
+		body, _ := json.Marshal(map[string]string{"client_id": sandbox.ClientID, "client_secret": sandbox.ClientSecret,
+			"audience": sandbox.Audience, "grant_type": "client_credentials"})
+		resp, err := http.Post(srv.URL+extract.PathToken, "application/json", bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}

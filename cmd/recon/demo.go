@@ -29,21 +29,14 @@ the archived reports are. The archive defaults to recon-archive beside the datab
 			if err != nil {
 				return err
 			}
-			defer srv.stop()
-			sb, base := srv.sb, srv.base
+			defer srv.Close()
+			sb, base := srv.Sandbox, srv.URL
 			pc, err := a.decode(a.resolve(cmd))
 			if err != nil {
 				return usageErr("configuration:\n%v", err)
 			}
-			env := map[string]string{}
-			for _, kv := range sandboxEnv(base, sb) {
-				env[kv[0]] = kv[1]
-			}
-			pc.Accounts = splitList(env["RECON_ACCOUNTS"])
-			pc.Extract.AuthURL, pc.Extract.ReportingURL = env["RECON_AUTH_URL"], env["RECON_REPORTING_URL"]
-			pc.Extract.ServerURL, pc.Extract.LiquidationURL = env["RECON_SERVER_URL"], env["RECON_LIQUIDATION_URL"]
-			pc.Extract.ClientID, pc.Extract.Audience = env["RECON_CLIENT_ID"], env["RECON_AUDIENCE"]
-			pc.Extract.ClientSecret = extract.Secret(env["RECON_CLIENT_SECRET"])
+			pc.Accounts = sb.Accounts()
+			pc.Extract = srv.ExtractConfig(pc.Extract)
 			pc.Extract.PollInterval = 200 * time.Millisecond
 			w, err := extract.NewWindow(now.AddDate(0, 0, -f.days), now.AddDate(0, 0, -1))
 			if err != nil {

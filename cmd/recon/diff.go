@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"recon/output"
-	"recon/pipeline"
+	reconsql "recon/sql"
 )
 
 func (a *app) diffCmd() *cobra.Command {
@@ -41,7 +41,7 @@ checked against its manifest.`,
 				return err
 			}
 			defer os.RemoveAll(dir)
-			db, err := pipeline.OpenDB("", false)
+			db, err := reconsql.OpenDB("", false)
 			if err != nil {
 				return err
 			}

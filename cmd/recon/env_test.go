@@ -18,8 +18,9 @@ import (
 
 	"recon/extract"
 	"recon/extract/sandbox"
+	"recon/extract/sandbox/sandboxtest"
 	"recon/output"
-	"recon/pipeline"
+	reconsql "recon/sql"
 )
 
 // TestMain lets a test run the built command as a child process: the test
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 // of the DuckDB CLI, Python and DBeaver), prints "open" and holds the file
 // until stdin closes.
 func holdReadWrite(db string) int {
-	conn, err := pipeline.OpenDB(db, false)
+	conn, err := reconsql.OpenDB(db, false)
 	if err == nil {
 		err = conn.QueryRow("SELECT count(*) FROM runs").Scan(new(int))
 	}
@@ -92,7 +93,7 @@ func dayN(n int) string { return day0.AddDate(0, 0, n).Format(extract.DateLayout
 // a temporary folder.
 type network struct {
 	sb  *sandbox.Sandbox
-	srv *httptest.Server
+	srv *sandbox.Served
 	dir string
 	env map[string]string
 
@@ -105,12 +106,27 @@ type network struct {
 
 func newNetwork(t *testing.T, days int) *network {
 	t.Helper()
-	sb, err := sandbox.New(sandbox.Config{Seed: 7, Start: day0, Days: days, Now: func() time.Time { return now }, PendingPolls: -1})
-	if err != nil {
-		t.Fatal(err)
+	n := &network{dir: t.TempDir(), bearers: map[string]bool{}}
+	n.srv = sandboxtest.Serve(t, sandbox.Config{Seed: 7, Start: day0, Days: days, Now: func() time.Time { return now }, PendingPolls: -1},
+		n.record)
+	n.sb = n.srv.Sandbox
+	n.env = map[string]string{
+		"RECON_DB": filepath.Join(n.dir, "recon.duckdb"), "RECON_ARCHIVE_URL": filepath.Join(n.dir, "archive"),
+		"RECON_WORK_DIR": filepath.Join(n.dir, "work"),
 	}
-	n := &network{sb: sb, dir: t.TempDir(), bearers: map[string]bool{}}
-	n.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	for _, kv := range n.srv.Env() {
+		n.env[kv[0]] = kv[1]
+	}
+	hermetic(t)
+	for k, v := range n.env {
+		t.Setenv(k, v)
+	}
+	return n
+}
+
+// record counts the requests and bearer tokens that reach next, and lets the fault, if set, answer first.
+func (n *network) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.mu.Lock()
 		n.requests++
 		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
@@ -121,21 +137,8 @@ func newNetwork(t *testing.T, days int) *network {
 		if fault != nil && fault(w, r) {
 			return
 		}
-		sb.Handler().ServeHTTP(w, r)
-	}))
-	t.Cleanup(n.srv.Close)
-	n.env = map[string]string{
-		"RECON_AUTH_URL": n.srv.URL, "RECON_REPORTING_URL": n.srv.URL, "RECON_SERVER_URL": n.srv.URL + "/v4",
-		"RECON_LIQUIDATION_URL": n.srv.URL, "RECON_CLIENT_ID": "recon-sandbox", "RECON_CLIENT_SECRET": "sandbox-secret",
-		"RECON_AUDIENCE": "urn:ripplenet-test:sandbox", "RECON_ACCOUNTS": strings.Join(sb.Accounts(), ","),
-		"RECON_DB": filepath.Join(n.dir, "recon.duckdb"), "RECON_ARCHIVE_URL": filepath.Join(n.dir, "archive"),
-		"RECON_WORK_DIR": filepath.Join(n.dir, "work"),
-	}
-	hermetic(t)
-	for k, v := range n.env {
-		t.Setenv(k, v)
-	}
-	return n
+		next.ServeHTTP(w, r)
+	})
 }
 
 // hermetic blanks every RECON_* variable of the environment the tests run in.

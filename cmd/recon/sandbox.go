@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -38,16 +37,8 @@ func (f *sandboxFlags) register(cmd *cobra.Command, defStart string) {
 	cmd.Flags().StringVar(&f.faults, "faults", "", `fault profile: "moderate", or a JSON file of knobs (docs/sandbox.md)`)
 }
 
-// sandboxServer is a sandbox served on loopback: the services at base, and
-// the download host on a port of its own when the fault profile asks.
-type sandboxServer struct {
-	sb   *sandbox.Sandbox
-	base string
-	stop func()
-}
-
 // serve builds the sandbox and serves it on addr.
-func (f *sandboxFlags) serve(now time.Time, addr string) (*sandboxServer, error) {
+func (f *sandboxFlags) serve(now time.Time, addr string) (*sandbox.Served, error) {
 	start, err := parseDay(f.start, now)
 	if err != nil {
 		return nil, usageErr("--start: %v", err)
@@ -66,56 +57,19 @@ func (f *sandboxFlags) serve(now time.Time, addr string) (*sandboxServer, error)
 			return nil, usageErr("--faults %s: %v", f.faults, err)
 		}
 	}
-	var listeners []net.Listener
-	stop := func() {
-		for _, ln := range listeners {
-			ln.Close()
-		}
-	}
-	listen := func(addr string) (net.Listener, error) {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			stop()
-			return nil, fmt.Errorf("listen %s: %w", addr, err)
-		}
-		listeners = append(listeners, ln)
-		return ln, nil
-	}
-	var files net.Listener
-	if cfg.Faults.DownloadHost {
-		if files, err = listen("127.0.0.1:0"); err != nil {
-			return nil, err
-		}
-		cfg.FilesURL = "http://" + files.Addr().String()
-	}
-	sb, err := sandbox.New(cfg)
-	if err != nil {
-		stop()
+	srv, err := sandbox.Serve(cfg, addr)
+	if opErr := (*net.OpError)(nil); errors.As(err, &opErr) {
+		return nil, err
+	} else if err != nil {
 		return nil, usageErr("sandbox: %v", err)
 	}
 	if f.truth != "" {
-		if err := writeTruth(f.truth, sb); err != nil {
-			stop()
+		if err := writeTruth(f.truth, srv.Sandbox); err != nil {
+			srv.Close()
 			return nil, err
 		}
 	}
-	ln, err := listen(addr)
-	if err != nil {
-		return nil, err
-	}
-	servers := []*http.Server{{Handler: sb.Handler(), ReadHeaderTimeout: 10 * time.Second}}
-	go servers[0].Serve(ln)
-	if files != nil {
-		servers = append(servers, &http.Server{Handler: sb.FilesHandler(), ReadHeaderTimeout: 10 * time.Second})
-		go servers[1].Serve(files)
-	}
-	return &sandboxServer{sb: sb, base: "http://" + ln.Addr().String(), stop: func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		for _, srv := range servers {
-			srv.Shutdown(ctx)
-		}
-	}}, nil
+	return srv, nil
 }
 
 func writeTruth(name string, sb *sandbox.Sandbox) error {
@@ -148,20 +102,6 @@ func traffic(sb *sandbox.Sandbox) string {
 	return fmt.Sprintf("%d requests served; faults injected: %s", n, strings.Join(parts, ", "))
 }
 
-// sandboxEnv is the environment that points recon at a sandbox.
-func sandboxEnv(base string, sb *sandbox.Sandbox) [][2]string {
-	return [][2]string{
-		{"RECON_AUTH_URL", base},
-		{"RECON_REPORTING_URL", base},
-		{"RECON_SERVER_URL", base + "/v4"},
-		{"RECON_LIQUIDATION_URL", base},
-		{"RECON_CLIENT_ID", "recon-sandbox"},
-		{"RECON_CLIENT_SECRET", "sandbox-secret"},
-		{"RECON_AUDIENCE", "urn:ripplenet-test:sandbox"},
-		{"RECON_ACCOUNTS", strings.Join(sb.Accounts(), ",")},
-	}
-}
-
 func (a *app) sandboxCmd() *cobra.Command {
 	var f sandboxFlags
 	var addr string
@@ -181,13 +121,13 @@ a separate download host and malformed rows (docs/sandbox.md).`,
 			if err != nil {
 				return err
 			}
-			defer srv.stop()
-			fmt.Fprintf(a.stdout, "sandbox serving on %s; point recon at it with:\n", srv.base)
-			for _, kv := range sandboxEnv(srv.base, srv.sb) {
+			defer srv.Close()
+			fmt.Fprintf(a.stdout, "sandbox serving on %s; point recon at it with:\n", srv.URL)
+			for _, kv := range srv.Env() {
 				fmt.Fprintf(a.stdout, "export %s=%q\n", kv[0], kv[1])
 			}
 			<-cmd.Context().Done()
-			fmt.Fprintf(a.stdout, "sandbox: %s\n", traffic(srv.sb))
+			fmt.Fprintf(a.stdout, "sandbox: %s\n", traffic(srv.Sandbox))
 			if err := cmd.Context().Err(); err != nil && !errors.Is(err, context.Canceled) {
 				return err
 			}

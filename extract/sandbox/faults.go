@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -127,6 +129,36 @@ const (
 	faultDown        = "down"
 )
 
+// faultState is what the faults keep: the draws per distinct request and
+// the faults injected, by kind and (429 and 5xx) by route pattern.
+type faultState struct {
+	mu       sync.Mutex
+	streaks  map[string]*streak
+	injected map[string]int
+	on       map[string]int
+}
+
+// add counts n faults of kind that no route pattern answers for (an
+// expired token, a report's fault, a cut download, malformed rows); the
+// kind is listed by Injected even when n is 0.
+func (f *faultState) add(kind string, n int) {
+	f.mu.Lock()
+	f.injected[kind] += n
+	f.mu.Unlock()
+}
+
+func (f *faultState) snapshot() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.injected)
+}
+
+func (f *faultState) onPattern(pattern string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.on[pattern]
+}
+
 // streak is what the fault draw keeps per distinct request.
 type streak struct{ seen, faults int }
 
@@ -153,17 +185,17 @@ func hash(s string) uint64 {
 // MaxConsecutive faults in a row the same request passes, unless its route is down.
 func (s *Sandbox) draw(pattern, key string, download bool) string {
 	f := s.cfg.Faults
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
 	if slices.Contains(f.Down, pattern) {
-		s.injected[faultDown]++
-		s.faultsOn[pattern]++
+		s.faults.injected[faultDown]++
+		s.faults.on[pattern]++
 		return faultDown
 	}
-	st := s.streaks[key]
+	st := s.faults.streaks[key]
 	if st == nil {
 		st = &streak{}
-		s.streaks[key] = st
+		s.faults.streaks[key] = st
 	}
 	n := st.seen
 	st.seen++
@@ -187,8 +219,8 @@ func (s *Sandbox) draw(pattern, key string, download bool) string {
 	}
 	st.faults++
 	if kind != faultTruncated { // counted when the body is actually cut
-		s.injected[kind]++
-		s.faultsOn[pattern]++
+		s.faults.injected[kind]++
+		s.faults.on[pattern]++
 	}
 	return kind
 }
@@ -254,9 +286,7 @@ func (t *truncator) WriteHeader(code int) {
 		t.started = true
 		if n, err := strconv.ParseInt(t.Header().Get("Content-Length"), 10, 64); err == nil && code == http.StatusOK && n > 1 {
 			t.on, t.left = true, n/2
-			t.s.mu.Lock()
-			t.s.injected[faultTruncated]++
-			t.s.mu.Unlock()
+			t.s.faults.add(faultTruncated, 1)
 		}
 	}
 	t.ResponseWriter.WriteHeader(code)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -352,23 +353,29 @@ func (s *Sandbox) paymentLiquidations(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// liquidationState is the liquidation service's: an index of the payments, built on first use.
+type liquidationState struct {
+	mu        sync.Mutex
+	byPayment map[string]uint64 // payment id -> dayKey
+}
+
 // paymentByID finds a generated payment by id, through an index of every
 // generated payment built on first use.
 func (s *Sandbox) paymentByID(id string) *payment {
-	s.mu.Lock()
-	if s.byPayment == nil {
-		s.mu.Unlock()
+	s.liq.mu.Lock()
+	if s.liq.byPayment == nil {
+		s.liq.mu.Unlock()
 		idx := map[string]uint64{}
 		for d := s.start; d < s.start+s.days; d++ {
 			for i := range s.n {
 				idx[s.payment(d, i).id] = dayKey(d, i)
 			}
 		}
-		s.mu.Lock()
-		s.byPayment = idx
+		s.liq.mu.Lock()
+		s.liq.byPayment = idx
 	}
-	k, ok := s.byPayment[id]
-	s.mu.Unlock()
+	k, ok := s.liq.byPayment[id]
+	s.liq.mu.Unlock()
 	if !ok {
 		return nil
 	}

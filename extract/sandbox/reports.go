@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -59,15 +60,27 @@ func (rp *report) json(link string) reportJSON {
 // until is the exclusive end of the rows a report holds.
 func (rp *report) until() time.Time { return rp.end.Truncate(time.Millisecond).Add(time.Millisecond) }
 
+// reportState is the reporting service's: the reports created through the
+// API, and what the download host saw.
+type reportState struct {
+	mu        sync.Mutex
+	byID      map[string]*report
+	creations map[string]int   // reports created per type, format and window
+	deleted   map[string]bool  // deleted scheduled reports
+	sizes     map[string]int64 // reports generated whole once, by id, with their size when declared (Faults.Truncate)
+	counted   map[string]bool  // report faults already counted, by report id
+	filesAuth []string         // Authorization headers the download host received
+}
+
 // resolve sets the status a finished report has: its fault, else READY, or
-// EMPTY without rows. The caller holds s.mu.
+// EMPTY without rows. The caller holds s.reports.mu.
 func (s *Sandbox) resolve(rp *report) {
 	switch {
 	case rp.fault != "":
 		rp.status = rp.fault
-		if !s.counted[rp.id] {
-			s.counted[rp.id] = true
-			s.injected[map[string]string{extract.StatusFailed: faultFailed, extract.StatusEmpty: faultEmpty}[rp.fault]]++
+		if !s.reports.counted[rp.id] {
+			s.reports.counted[rp.id] = true
+			s.faults.add(map[string]string{extract.StatusFailed: faultFailed, extract.StatusEmpty: faultEmpty}[rp.fault], 1)
 		}
 	case s.hasRows(rp.typ, rp.start, rp.until()):
 		rp.status = extract.StatusReady
@@ -92,7 +105,7 @@ func (s *Sandbox) reportFault(key string, n int) string {
 // scheduled returns the reports the provider generates by itself (created by
 // SCHEDULER): the two previous full months and the month to date, for every
 // type and format; the run at 00:00 UTC is available about one minute later.
-// The caller holds s.mu.
+// The caller holds s.reports.mu.
 func (s *Sandbox) scheduled() []*report {
 	today := dayTime(unixDay(s.now().Add(-time.Minute)))
 	month := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
@@ -112,7 +125,7 @@ func (s *Sandbox) scheduled() []*report {
 		for ti, typ := range extract.ReportTypes {
 			for fi, format := range formats {
 				id := newUUID(s.rng(tagScheduled, mix(uint64(unixDay(p.from)), uint64(unixDay(p.to))), uint64(ti*len(formats)+fi)))
-				if s.deleted[id] {
+				if s.reports.deleted[id] {
 					continue
 				}
 				rp := &report{id: id, name: fmt.Sprintf("%s %s %s", typ, p.from.Format("2006-01"), p.kind),
@@ -126,9 +139,9 @@ func (s *Sandbox) scheduled() []*report {
 	return out
 }
 
-// lookup finds a report by id; the caller holds s.mu.
+// lookup finds a report by id; the caller holds s.reports.mu.
 func (s *Sandbox) lookup(id string) *report {
-	if rp := s.reports[id]; rp != nil {
+	if rp := s.reports.byID[id]; rp != nil {
 		return rp
 	}
 	for _, rp := range s.scheduled() {
@@ -184,18 +197,18 @@ func (s *Sandbox) createReport(w http.ResponseWriter, r *http.Request) {
 		// The id and the fault are drawn from what is asked and how often
 		// it was asked before, never from the order of concurrent requests.
 		key := req.ReportType + " " + req.ReportFormat + " " + ts(start) + " " + ts(end)
-		s.mu.Lock()
-		n := s.creations[key]
-		s.creations[key]++
+		s.reports.mu.Lock()
+		n := s.reports.creations[key]
+		s.reports.creations[key]++
 		rp := &report{id: newUUID(s.rng(tagReport, hash(key), uint64(n))), name: req.ReportName,
 			typ: req.ReportType, format: req.ReportFormat, status: extract.StatusPending,
 			createdBy: "API", start: start, end: end, created: now, fault: s.reportFault(key, n)}
 		if s.cfg.PendingPolls == 0 {
 			s.resolve(rp)
 		}
-		s.reports[rp.id] = rp
+		s.reports.byID[rp.id] = rp
 		body := rp.json("")
-		s.mu.Unlock()
+		s.reports.mu.Unlock()
 		writeJSON(w, http.StatusOK, body)
 	}
 }
@@ -215,9 +228,9 @@ func (s *Sandbox) listReports(w http.ResponseWriter, r *http.Request) {
 		s.reportError(w, http.StatusBadRequest, rptInvalid, "Bad Request", "created-by must be API, SCHEDULER or USER")
 		return
 	}
-	s.mu.Lock()
+	s.reports.mu.Lock()
 	all := s.scheduled()
-	for _, rp := range s.reports {
+	for _, rp := range s.reports.byID {
 		all = append(all, rp)
 	}
 	out := []reportJSON{}
@@ -226,7 +239,7 @@ func (s *Sandbox) listReports(w http.ResponseWriter, r *http.Request) {
 			out = append(out, rp.json(""))
 		}
 	}
-	s.mu.Unlock()
+	s.reports.mu.Unlock()
 	slices.SortFunc(out, func(a, b reportJSON) int {
 		return cmp.Or(cmp.Compare(a.CreatedOn, b.CreatedOn), cmp.Compare(a.ReportID, b.ReportID))
 	})
@@ -239,7 +252,7 @@ func (s *Sandbox) getReport(w http.ResponseWriter, r *http.Request) {
 	if id == "" {
 		return
 	}
-	s.mu.Lock()
+	s.reports.mu.Lock()
 	rp := s.lookup(id)
 	var body reportJSON
 	if rp != nil {
@@ -254,7 +267,7 @@ func (s *Sandbox) getReport(w http.ResponseWriter, r *http.Request) {
 		}
 		body = rp.json(link)
 	}
-	s.mu.Unlock()
+	s.reports.mu.Unlock()
 	if rp == nil {
 		s.reportError(w, http.StatusNotFound, rptNotFound, "Not Found", "no report "+id)
 		return
@@ -267,15 +280,15 @@ func (s *Sandbox) deleteReport(w http.ResponseWriter, r *http.Request) {
 	if id == "" {
 		return
 	}
-	s.mu.Lock()
+	s.reports.mu.Lock()
 	rp := s.lookup(id)
 	if rp != nil {
 		if rp.createdBy == "SCHEDULER" { // made anew on every lookup
-			s.deleted[id] = true
+			s.reports.deleted[id] = true
 		}
-		delete(s.reports, id)
+		delete(s.reports.byID, id)
 	}
-	s.mu.Unlock()
+	s.reports.mu.Unlock()
 	if rp == nil {
 		s.reportError(w, http.StatusNotFound, rptNotFound, "Not Found", "no report "+id)
 		return
@@ -315,9 +328,9 @@ func (s *Sandbox) downloadReport(w http.ResponseWriter, r *http.Request) {
 // Authorization header recorded (and ignored).
 func (s *Sandbox) downloadFile(w http.ResponseWriter, r *http.Request) {
 	if a := r.Header.Get("Authorization"); a != "" {
-		s.mu.Lock()
-		s.filesAuth = append(s.filesAuth, a)
-		s.mu.Unlock()
+		s.reports.mu.Lock()
+		s.reports.filesAuth = append(s.reports.filesAuth, a)
+		s.reports.mu.Unlock()
 	}
 	id := strings.TrimSuffix(strings.TrimSuffix(r.PathValue("name"), ".csv"), ".json")
 	q := r.URL.Query()
@@ -337,14 +350,14 @@ func (s *Sandbox) downloadFile(w http.ResponseWriter, r *http.Request) {
 // cut needs a declared length: the first download then counts the bytes in
 // a first pass, and every download sends Content-Length.
 func (s *Sandbox) serveReport(w http.ResponseWriter, id string) {
-	s.mu.Lock()
+	s.reports.mu.Lock()
 	rp := s.lookup(id)
 	var cp report
 	if rp != nil {
 		cp = *rp
 	}
-	size, sized := s.sizes[id]
-	s.mu.Unlock()
+	size, sized := s.reports.sizes[id]
+	s.reports.mu.Unlock()
 	switch {
 	case rp == nil:
 		s.reportError(w, http.StatusNotFound, rptNotFound, "Not Found", "no report "+id)
@@ -385,11 +398,11 @@ func (s *Sandbox) serveReport(w http.ResponseWriter, id string) {
 		junk = streamed
 	}
 	// The first whole generation of a report counts its malformed rows.
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, again := s.sizes[id]; !again && !sized && (declare || err == nil) {
-		s.injected[faultMalformed] += junk
-		s.sizes[id] = size
+	s.reports.mu.Lock()
+	defer s.reports.mu.Unlock()
+	if _, again := s.reports.sizes[id]; !again && !sized && (declare || err == nil) {
+		s.faults.add(faultMalformed, junk)
+		s.reports.sizes[id] = size
 	}
 }
 

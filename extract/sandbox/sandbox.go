@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	"golang.org/x/sync/singleflight"
 )
 
 // Config sets up a sandbox; zero fields take the defaults named beside them.
@@ -36,41 +35,47 @@ type Config struct {
 	Faults         Faults           // fault knobs (faults.go); zero: none
 	FilesURL       string           // base URL where FilesHandler is served; download links point there when Faults.DownloadHost
 
-	ClientID, ClientSecret, Audience string // defaults "recon-sandbox", "sandbox-secret", "urn:ripplenet-test:sandbox"
+	ClientID, ClientSecret, Audience string // defaults ClientID, ClientSecret, Audience (serve.go)
 }
 
-// Sandbox is a simulated network; it is safe for concurrent use.
+// Sandbox is a simulated network; it is safe for concurrent use. What New
+// generates is read-only; each service keeps its own state under its own lock.
 type Sandbox struct {
 	cfg      Config
 	start    int64 // first generated day, in days since the Unix epoch
 	days     int64
 	n        int                   // payments per day
-	breaks   map[uint64]*injection // by dayKey; read-only after New
+	breaks   map[uint64]*injection // by dayKey
 	anchor   time.Time             // Now at New: the as-of time of the truth
 	truth    Truth
 	mux      *http.ServeMux
 	files    *http.ServeMux // the download host
 	patterns []string       // the routes of both, as Requests names them
 
-	mu        sync.Mutex
-	requests  map[string]int
-	tokens    map[string]*issued // by token
-	tokenSeq  uint64
-	expiredOn map[string]uint64          // request key -> the token refused there as expired (Faults.TokenUses)
-	reports   map[string]*report         // created through the API
-	creations map[string]int             // reports created per type, format and window
-	deleted   map[string]bool            // deleted scheduled reports
-	sizes     map[string]int64           // reports generated whole once, by id, with their size when declared (Faults.Truncate)
-	streaks   map[string]*streak         // fault draws per distinct request
-	injected  map[string]int             // faults injected, by kind
-	faultsOn  map[string]int             // 429 and 5xx answers, by pattern
-	counted   map[string]bool            // report faults already counted, by report id
-	filesAuth []string                   // Authorization headers the download host received
-	nets      map[string]decimal.Decimal // net change of an account on a day
-	stmts     map[string]*statement      // small cache of computed statements
-	lists     map[string][]uint64        // small cache of computed lists, as payment day keys
-	making    singleflight.Group         // lists being computed
-	byPayment map[string]uint64          // payment id -> dayKey, built on first use
+	requests tally            // requests served, by pattern
+	faults   faultState       // faults.go: draws and what was injected
+	tokens   tokenState       // token.go: the token service
+	reports  reportState      // reports.go: the reporting service and its download host
+	liq      liquidationState // liquidation.go: the liquidation service
+	api      serverState      // statement.go, server.go: the server API's caches
+}
+
+// tally is a set of counts safe for concurrent use.
+type tally struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (t *tally) add(key string) {
+	t.mu.Lock()
+	t.m[key]++
+	t.mu.Unlock()
+}
+
+func (t *tally) snapshot() map[string]int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.m)
 }
 
 // New validates cfg, fills its defaults and generates the breaks.
@@ -99,9 +104,9 @@ func New(cfg Config) (*Sandbox, error) {
 	orDefault(&cfg.PendingPolls, 2)
 	orDefault(&cfg.BreaksPerDay, 2)
 	orDefault(&cfg.TokenTTL, time.Hour)
-	orDefault(&cfg.ClientID, "recon-sandbox")
-	orDefault(&cfg.ClientSecret, "sandbox-secret")
-	orDefault(&cfg.Audience, "urn:ripplenet-test:sandbox")
+	orDefault(&cfg.ClientID, ClientID)
+	orDefault(&cfg.ClientSecret, ClientSecret)
+	orDefault(&cfg.Audience, Audience)
 	orDefault(&cfg.Faults.RetryAfter, 1)
 	orDefault(&cfg.Faults.MaxConsecutive, 2)
 	cfg.FilesURL = strings.TrimRight(cfg.FilesURL, "/")
@@ -111,11 +116,12 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	s := &Sandbox{
 		cfg: cfg, start: unixDay(cfg.Start), days: int64(cfg.Days), n: cfg.PaymentsPerDay,
-		requests: map[string]int{}, tokens: map[string]*issued{}, expiredOn: map[string]uint64{},
-		reports: map[string]*report{}, creations: map[string]int{}, deleted: map[string]bool{},
-		sizes: map[string]int64{}, streaks: map[string]*streak{}, injected: map[string]int{}, faultsOn: map[string]int{},
-		counted: map[string]bool{}, nets: map[string]decimal.Decimal{}, stmts: map[string]*statement{},
-		lists: map[string][]uint64{},
+		requests: tally{m: map[string]int{}},
+		faults:   faultState{streaks: map[string]*streak{}, injected: map[string]int{}, on: map[string]int{}},
+		tokens:   tokenState{byToken: map[string]*issued{}, expiredOn: map[string]uint64{}},
+		reports: reportState{byID: map[string]*report{}, creations: map[string]int{}, deleted: map[string]bool{},
+			sizes: map[string]int64{}, counted: map[string]bool{}},
+		api: serverState{nets: map[string]decimal.Decimal{}, stmts: map[string]*statement{}, lists: map[string][]uint64{}},
 	}
 	s.anchor = s.now()
 	s.injectBreaks()
@@ -149,16 +155,14 @@ func (s *Sandbox) FilesHandler() http.Handler { return s.files }
 // FilesAuthorization returns the Authorization headers the download host
 // received; a client that keeps its token to the services sends none.
 func (s *Sandbox) FilesAuthorization() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.filesAuth)
+	s.reports.mu.Lock()
+	defer s.reports.mu.Unlock()
+	return slices.Clone(s.reports.filesAuth)
 }
 
 // InjectedOn counts the 429 and 5xx answers of one pattern (as in Requests).
 func (s *Sandbox) InjectedOn(pattern string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.faultsOn[pattern]
+	return s.faults.onPattern(pattern)
 }
 
 // Injected counts the faults injected so far, by kind: rate_limit,
@@ -166,9 +170,7 @@ func (s *Sandbox) InjectedOn(pattern string) int {
 // empty_report, malformed_row (rows in the reports sized for download) and
 // down (answers of a route that is down).
 func (s *Sandbox) Injected() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.injected)
+	return s.faults.snapshot()
 }
 
 // Accounts lists this node's accounts as account@address, the value of RECON_ACCOUNTS.
@@ -183,9 +185,7 @@ func (s *Sandbox) Accounts() []string {
 // Requests counts the requests served per "METHOD /path-pattern" (the
 // download host's pattern is "GET /files/{name}").
 func (s *Sandbox) Requests() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.requests)
+	return s.requests.snapshot()
 }
 
 func (s *Sandbox) now() time.Time { return s.cfg.Now().UTC() }
@@ -259,9 +259,7 @@ func (s *Sandbox) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc)
 	s.patterns = append(s.patterns, pattern)
 	faulty := s.inject(pattern, download, h)
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.requests[pattern]++
-		s.mu.Unlock()
+		s.requests.add(pattern)
 		w.Header().Set("Date", s.now().Format(http.TimeFormat))
 		faulty(w, r)
 	})

@@ -126,8 +126,8 @@ func decode(t *testing.T, b []byte) map[string]any {
 	return m
 }
 
-var goodToken = map[string]string{"client_id": "recon-sandbox", "client_secret": "sandbox-secret",
-	"audience": "urn:ripplenet-test:sandbox", "grant_type": "client_credentials"}
+var goodToken = map[string]string{"client_id": sandbox.ClientID, "client_secret": sandbox.ClientSecret,
+	"audience": sandbox.Audience, "grant_type": "client_credentials"}
 
 func (e *env) token(t *testing.T) string {
 	t.Helper()
@@ -344,7 +344,7 @@ func TestReportShape(t *testing.T) {
 
 func TestToken(t *testing.T) {
 	e := start(t, sandbox.Config{})
-	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("recon-sandbox:sandbox-secret"))
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(sandbox.ClientID+":"+sandbox.ClientSecret))
 	with := func(k, v string) map[string]string {
 		m := map[string]string{}
 		for a, b := range goodToken {
@@ -362,7 +362,7 @@ func TestToken(t *testing.T) {
 	}{
 		{"json body", goodToken, nil, 200, ""},
 		{"basic header", map[string]string{"audience": goodToken["audience"], "grant_type": "client_credentials"}, []string{"Authorization", basic}, 200, ""},
-		{"form body", url.Values{"client_id": {"recon-sandbox"}, "client_secret": {"sandbox-secret"}, "audience": {goodToken["audience"]}, "grant_type": {"client_credentials"}}.Encode(),
+		{"form body", url.Values{"client_id": {sandbox.ClientID}, "client_secret": {sandbox.ClientSecret}, "audience": {goodToken["audience"]}, "grant_type": {"client_credentials"}}.Encode(),
 			[]string{"Content-Type", "application/x-www-form-urlencoded"}, 200, ""},
 		{"wrong secret", with("client_secret", "nope"), nil, 401, "access_denied"},
 		{"no credentials", map[string]string{"audience": goodToken["audience"], "grant_type": "client_credentials"}, nil, 401, "access_denied"},

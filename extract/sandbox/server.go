@@ -10,10 +10,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	gojson "github.com/goccy/go-json"
 	"github.com/shopspring/decimal"
+	"golang.org/x/sync/singleflight"
 
 	"recon/extract"
 )
@@ -76,26 +78,36 @@ func writePage(w http.ResponseWriter, field string, total, page, size int, sort 
 	_, _ = w.Write(body) // the client may have gone; nothing to do
 }
 
+// serverState is the server API's: small caches of computed lists and
+// statements, and of each account's net change per day.
+type serverState struct {
+	mu     sync.Mutex
+	lists  map[string][]uint64 // as payment day keys
+	making singleflight.Group  // lists being computed
+	stmts  map[string]*statement
+	nets   map[string]decimal.Decimal // net change of an account on a day
+}
+
 // cached returns the list of key, computing it with fill once while a small
 // cache holds it (paging asks for the same list again). A list holds the
 // day keys (dayKey) of its payments in list order, never their JSON, so a
 // list of millions is a few megabytes.
 // Requests for a list being made wait for it rather than make it again.
 func (s *Sandbox) cached(key string, fill func() []uint64) []uint64 {
-	s.mu.Lock()
-	items, ok := s.lists[key]
-	s.mu.Unlock()
+	s.api.mu.Lock()
+	items, ok := s.api.lists[key]
+	s.api.mu.Unlock()
 	if ok {
 		return items
 	}
-	v, _, _ := s.making.Do(key, func() (any, error) {
+	v, _, _ := s.api.making.Do(key, func() (any, error) {
 		items := fill()
-		s.mu.Lock()
-		if len(s.lists) >= 16 {
-			clear(s.lists)
+		s.api.mu.Lock()
+		if len(s.api.lists) >= 16 {
+			clear(s.api.lists)
 		}
-		s.lists[key] = items
-		s.mu.Unlock()
+		s.api.lists[key] = items
+		s.api.mu.Unlock()
 		return items, nil
 	})
 	return v.([]uint64)

@@ -86,16 +86,16 @@ func (s *Sandbox) balanceAt(a *account, t time.Time) decimal.Decimal {
 	// Whole days first (memoised); entries stop the day after the last generated day.
 	for d := s.start; d < day && d <= s.start+s.days; d++ {
 		key := a.name + "/" + strconv.FormatInt(d, 10)
-		s.mu.Lock()
-		net, ok := s.nets[key]
-		s.mu.Unlock()
+		s.api.mu.Lock()
+		net, ok := s.api.nets[key]
+		s.api.mu.Unlock()
 		if !ok {
 			for _, e := range s.entries(a, dayTime(d), dayTime(d+1)) {
 				net = net.Add(e.change).Add(e.jump)
 			}
-			s.mu.Lock()
-			s.nets[key] = net
-			s.mu.Unlock()
+			s.api.mu.Lock()
+			s.api.nets[key] = net
+			s.api.mu.Unlock()
 		}
 		b = b.Add(net)
 	}
@@ -108,9 +108,9 @@ func (s *Sandbox) balanceAt(a *account, t time.Time) decimal.Decimal {
 // statement returns account a's statement over [from, to), cached for paging.
 func (s *Sandbox) statement(a *account, from, to time.Time) *statement {
 	key := a.name + "/" + ts(from) + "/" + ts(to)
-	s.mu.Lock()
-	st := s.stmts[key]
-	s.mu.Unlock()
+	s.api.mu.Lock()
+	st := s.api.stmts[key]
+	s.api.mu.Unlock()
 	if st != nil {
 		return st
 	}
@@ -120,12 +120,12 @@ func (s *Sandbox) statement(a *account, from, to time.Time) *statement {
 		st.closing = st.closing.Add(st.entries[i].change).Add(st.entries[i].jump)
 		st.entries[i].balance = st.closing
 	}
-	s.mu.Lock()
-	if len(s.stmts) >= 16 {
-		clear(s.stmts)
+	s.api.mu.Lock()
+	if len(s.api.stmts) >= 16 {
+		clear(s.api.stmts)
 	}
-	s.stmts[key] = st
-	s.mu.Unlock()
+	s.api.stmts[key] = st
+	s.api.mu.Unlock()
 	return st
 }
 

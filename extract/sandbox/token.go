@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -52,21 +53,21 @@ func (s *Sandbox) issueToken(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "invalid_request", "unknown audience")
 	default:
 		now := s.now()
-		s.mu.Lock()
-		for t, is := range s.tokens {
+		s.tokens.mu.Lock()
+		for t, is := range s.tokens.byToken {
 			if !now.Before(is.expires) {
-				delete(s.tokens, t)
+				delete(s.tokens.byToken, t)
 			}
 		}
-		s.tokenSeq++
-		rng := s.rng(tagToken, s.tokenSeq, 0)
+		s.tokens.seq++
+		rng := s.rng(tagToken, s.tokens.seq, 0)
 		raw := make([]byte, 32+rng.IntN(33)) // the length varies, as the provider's does
 		for i := range raw {
 			raw[i] = byte(rng.Uint32())
 		}
 		tok := base64.RawURLEncoding.EncodeToString(raw)
-		s.tokens[tok] = &issued{expires: now.Add(s.cfg.TokenTTL), seq: s.tokenSeq}
-		s.mu.Unlock()
+		s.tokens.byToken[tok] = &issued{expires: now.Add(s.cfg.TokenTTL), seq: s.tokens.seq}
+		s.tokens.mu.Unlock()
 		w.Header().Set("Cache-Control", "no-store")
 		writeJSON(w, http.StatusOK, map[string]any{
 			"access_token": tok, "scope": scope,
@@ -76,6 +77,14 @@ func (s *Sandbox) issueToken(w http.ResponseWriter, r *http.Request) {
 }
 
 func same(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// tokenState is the token service's: the tokens it issued.
+type tokenState struct {
+	mu        sync.Mutex
+	byToken   map[string]*issued
+	seq       uint64            // tokens issued so far
+	expiredOn map[string]uint64 // request key -> the token refused there as expired (Faults.TokenUses)
+}
 
 // issued is what the sandbox keeps of a token it issued.
 type issued struct {
@@ -95,20 +104,20 @@ func (s *Sandbox) authed(deny func(http.ResponseWriter, string), h http.HandlerF
 		scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		key := requestKey(r)
 		now := s.now()
-		s.mu.Lock()
-		is, known := s.tokens[tok]
+		s.tokens.mu.Lock()
+		is, known := s.tokens.byToken[tok]
 		valid := known && strings.EqualFold(scheme, "Bearer") && now.Before(is.expires)
 		if valid && s.cfg.Faults.TokenUses > 0 {
 			is.uses++
-			if refused, again := s.expiredOn[key]; again && is.seq > refused {
-				delete(s.expiredOn, key)
+			if refused, again := s.tokens.expiredOn[key]; again && is.seq > refused {
+				delete(s.tokens.expiredOn, key)
 			} else if is.uses > s.cfg.Faults.TokenUses { // every later use is refused too
 				valid = false
-				s.expiredOn[key] = is.seq
-				s.injected[faultTokenExpiry]++
+				s.tokens.expiredOn[key] = is.seq
+				s.faults.add(faultTokenExpiry, 1)
 			}
 		}
-		s.mu.Unlock()
+		s.tokens.mu.Unlock()
 		if valid {
 			h(w, r)
 			return

@@ -30,12 +30,9 @@ func BenchmarkCatalogue(b *testing.B) {
 
 func benchRun(b *testing.B, perDay int) {
 	b.StopTimer()
-	sb, err := sandbox.New(sandbox.Config{Seed: 7, Start: day0, Days: 7, PaymentsPerDay: perDay, PendingPolls: -1,
+	e := newEnvFor(b, sandbox.Config{Seed: 7, Start: day0, Days: 7, PaymentsPerDay: perDay, PendingPolls: -1,
 		Now: func() time.Time { return now }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := newEnvFor(b, sb)
+	sb := e.sb
 	start := time.Now()
 	e.cfg.Now = func() time.Time { return now.Add(time.Since(start)) } // stage times are real
 	e.cfg.Extract.PollInterval = time.Millisecond

@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"recon/extract"
+	"recon/rules"
+	reconsql "recon/sql"
+	"recon/transform"
+)
+
+// PhaseOutput is what a child phase prints: the rows it handled, the
+// seconds its measured work took, and any detail.
+type PhaseOutput struct {
+	Rows    int64           `json:"rows"`
+	Seconds float64         `json:"seconds"`
+	PeakRSS int64           `json:"peak_rss_bytes"` // of the whole process, from /proc (PeakRSS)
+	Detail  json.RawMessage `json:"detail,omitempty"`
+}
+
+// PhaseArgs names one phase Run runs in a child process and its inputs.
+type PhaseArgs struct {
+	Phase    string // native, ingest or rules
+	CSV      string // native: the CSV's path; ingest: its path under Dir
+	Dir      string // ingest: the raw folder
+	DB       string // the database written (native, ingest) or judged (rules)
+	Day      time.Time
+	AsOf     time.Time // rules
+	Accounts []string  // rules
+}
+
+// RunPhase runs one measured phase in this process. Native and ingest
+// load the CSV into a fresh, migrated database and checkpoint it (the
+// migration is not timed); rules applies the catalogue to a loaded
+// database over the day.
+func RunPhase(ctx context.Context, a PhaseArgs) (PhaseOutput, error) {
+	var out PhaseOutput
+	db, err := reconsql.OpenDB(a.DB, false)
+	if err != nil {
+		return out, err
+	}
+	defer db.Close()
+	w, err := extract.NewWindow(a.Day, a.Day)
+	if err != nil && a.Phase != "native" {
+		return out, err
+	}
+	if a.Phase != "rules" {
+		if _, err := reconsql.Migrate(ctx, db); err != nil {
+			return out, err
+		}
+	}
+	start := time.Now()
+	switch a.Phase {
+	case "native":
+		// The engine at its best: DuckDB's default memory limit (80% of
+		// memory), not recon's; with recon's, read_csv takes about twice as long.
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return out, err
+		}
+		defer conn.Close()
+		create, insert, err := NativeCSV(ctx, db, a.CSV)
+		var limit string
+		if err == nil {
+			_, err = conn.ExecContext(ctx, "RESET memory_limit")
+		}
+		if err == nil { // RESET alone leaves the buffer pool at its old size
+			err = conn.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&limit)
+		}
+		for _, q := range []string{"SET memory_limit = '" + limit + "'", create} {
+			if err == nil {
+				_, err = conn.ExecContext(ctx, q)
+			}
+		}
+		var res sql.Result
+		if err == nil {
+			res, err = conn.ExecContext(ctx, insert)
+		}
+		if err == nil {
+			_, err = conn.ExecContext(ctx, "CHECKPOINT")
+		}
+		if err == nil {
+			out.Rows, err = res.RowsAffected()
+		}
+		if err != nil {
+			return out, fmt.Errorf("native read_csv: %w", err)
+		}
+	case "ingest":
+		files := []extract.RawFile{{Source: extract.SourceRecon, Format: extract.FormatCSV, Path: a.CSV,
+			Window: w, Status: extract.StatusReady, ReportID: "bench"}}
+		st, err := transform.NewLoader(db, a.Dir, "r-bench", nil).Load(ctx, files)
+		if err != nil {
+			return out, err
+		}
+		out.Rows = st.Rows(extract.SourceRecon)
+	case "rules":
+		catalogue, err := rules.Load(rules.Builtin)
+		if err != nil {
+			return out, err
+		}
+		res, err := rules.Apply(ctx, db, catalogue, rules.Run{ID: "r-bench", Window: w, AsOf: a.AsOf, Accounts: a.Accounts})
+		if err != nil {
+			return out, err
+		}
+		took := map[string]float64{}
+		for id, d := range res.Took {
+			took[id] = d.Seconds()
+		}
+		for _, n := range res.Found {
+			out.Rows += n
+		}
+		if out.Detail, err = json.Marshal(took); err != nil {
+			return out, err
+		}
+	default:
+		return out, fmt.Errorf("unknown bench phase %q", a.Phase)
+	}
+	if a.Phase == "ingest" {
+		if _, err := db.ExecContext(ctx, "CHECKPOINT"); err != nil {
+			return out, err
+		}
+	}
+	out.Seconds = time.Since(start).Seconds()
+	out.PeakRSS = PeakRSS()
+	return out, nil
+}
+
+// NativeCSV returns the statements that read a RECON CSV with DuckDB's own
+// read_csv, each column typed as in recon_transactions, into a table
+// "native" of those columns: the engine's own speed on the same file.
+// db must be migrated.
+func NativeCSV(ctx context.Context, db *sql.DB, path string) (create, insert string, err error) {
+	types := map[string]string{}
+	var defs []string
+	rows, err := db.QueryContext(ctx, `SELECT column_name, data_type FROM duckdb_columns()
+		WHERE table_name = 'recon_transactions' AND column_name NOT IN ('extra', 'report_id', 'source_file', 'source_line')
+		ORDER BY column_index`)
+	if err != nil {
+		return "", "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c, t string
+		if err := rows.Scan(&c, &t); err != nil {
+			return "", "", err
+		}
+		types[c] = t
+		defs = append(defs, c+" "+t)
+	}
+	if err := rows.Err(); err != nil {
+		return "", "", err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	header, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil {
+		return "", "", fmt.Errorf("header of %s: %w", path, err)
+	}
+	var cols []string
+	for _, h := range strings.Split(strings.TrimSpace(header), ",") {
+		t, ok := types[h]
+		if !ok {
+			return "", "", fmt.Errorf("%s: column %q is not in recon_transactions", path, h)
+		}
+		cols = append(cols, fmt.Sprintf("'%s': '%s'", h, t))
+	}
+	return `CREATE TABLE native (` + strings.Join(defs, ", ") + `)`,
+		fmt.Sprintf(`INSERT INTO native BY NAME SELECT * FROM read_csv('%s', header = true, auto_detect = false,
+			delim = ',', quote = '"', escape = '"', columns = {%s})`, strings.ReplaceAll(path, "'", "''"), strings.Join(cols, ", ")), nil
+}

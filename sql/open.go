@@ -1,0 +1,39 @@
+package sql
+
+import (
+	"context"
+	dbsql "database/sql"
+	"database/sql/driver"
+	"fmt"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// memoryLimit bounds DuckDB's buffer pool (its default is 80% of the
+// machine's memory): past it, large stages, joins and sorts spill to
+// <db>.tmp, so a run's memory stays about the same whatever its size
+// (docs/performance.md). DuckDB uses every core (threads).
+const memoryLimit = "512MB"
+
+// OpenDB opens a DuckDB file ("" for an in-memory database) with recon's
+// session settings on every connection: UTC and memoryLimit. DuckDB shares
+// one instance per path within a process: close every handle on a file
+// before opening it again after a run published it.
+func OpenDB(path string, readOnly bool) (*dbsql.DB, error) {
+	dsn := path
+	if readOnly {
+		dsn += "?access_mode=read_only"
+	}
+	c, err := duckdb.NewConnector(dsn, func(e driver.ExecerContext) error {
+		for _, q := range []string{"SET TimeZone = 'UTC'", "SET memory_limit = '" + memoryLimit + "'"} {
+			if _, err := e.ExecContext(context.Background(), q, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return dbsql.OpenDB(c), nil
+}
