@@ -18,10 +18,10 @@ import (
 
 // stall writes the headers and part of a body, then sends nothing more
 // until the client goes away (or the test ends).
-func stall(t *testing.T, w http.ResponseWriter, r *http.Request, part string, size int) {
+func stall(t *testing.T, w http.ResponseWriter, r *http.Request, status int, part string, size int) {
 	t.Helper()
 	w.Header().Set("Content-Length", strconv.Itoa(size))
-	w.WriteHeader(200)
+	w.WriteHeader(status)
 	io.WriteString(w, part)
 	w.(http.Flusher).Flush()
 	select {
@@ -40,30 +40,40 @@ func bounded(t *testing.T) context.Context {
 
 // TestStalledBodyRetried: an answer that sends its headers and part of its
 // body, then nothing, fails with ErrStalled after BodyIdleTimeout and is
-// asked again; the second answer is used. For an API answer and a report
-// download (streamed to disk by writeFile).
+// asked again; the second answer is used. For an API answer, a report
+// download (streamed to disk by writeFile) and an error answer's body.
 func TestStalledBodyRetried(t *testing.T) {
 	record := reportJSON("r1", StatusReady, "")
 	const csv = "end_to_end_id,network_payment_id\ne2e-1,p-1\n"
-	var gets, downloads atomic.Int32
+	var gets, downloads, balances atomic.Int32
 	mux := http.NewServeMux()
 	mux.Handle("POST /v2/oauth/token", &tokenServer{})
 	mux.HandleFunc("GET /v1/reports/{id}", func(w http.ResponseWriter, r *http.Request) {
 		if gets.Add(1) == 1 {
-			stall(t, w, r, `{"reportId":`, 300)
+			stall(t, w, r, 200, `{"reportId":`, 300)
 			return
 		}
 		writeJSON(w, 200, record)
 	})
 	mux.HandleFunc("GET /v1/reports/download/{id}", func(w http.ResponseWriter, r *http.Request) {
 		if downloads.Add(1) == 1 {
-			stall(t, w, r, csv[:10], len(csv))
+			stall(t, w, r, 200, csv[:10], len(csv))
 			return
 		}
 		io.WriteString(w, csv)
 	})
+	mux.HandleFunc("GET /v4/monitor/balances", func(w http.ResponseWriter, r *http.Request) {
+		if balances.Add(1) == 1 {
+			stall(t, w, r, 503, `{"title":`, 300)
+			return
+		}
+		writeJSON(w, 200, map[string]any{"balances": []any{}})
+	})
 	c := newTestClient(t, mux, func(c *Config) { c.BodyIdleTimeout = 50 * time.Millisecond })
 	ctx := bounded(t)
+	if _, _, err := c.Balances(ctx); err != nil || balances.Load() != 2 {
+		t.Fatalf("Balances = %v after %d requests; want the 2nd to succeed", err, balances.Load())
+	}
 	rep, err := c.GetReport(ctx, "r1")
 	if err != nil || rep.ID != "r1" || gets.Load() != 2 {
 		t.Fatalf("GetReport = %+v, %v after %d requests; want r1 on the 2nd", rep, err, gets.Load())
@@ -86,7 +96,7 @@ func TestStalledBodyGivesUp(t *testing.T) {
 	mux.Handle("POST /v2/oauth/token", &tokenServer{})
 	mux.HandleFunc("GET /v1/reports/{id}", func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
-		stall(t, w, r, `{"reportId":`, 300)
+		stall(t, w, r, 200, `{"reportId":`, 300)
 	})
 	c := newTestClient(t, mux, func(c *Config) {
 		c.BodyIdleTimeout, c.Retry = 10*time.Millisecond, RetryPolicy{MaxAttempts: 3}

@@ -170,6 +170,7 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, lim limits, han
 		}
 		return err
 	}
+	resp.Body = guard(resp.Body, c.cfg.BodyIdleTimeout, func() { cancel(ErrStalled) }, lim.maxBody) // error bodies too
 	defer resp.Body.Close()
 	c.log.Debug("http", "method", r.Method, "url", c.redact(r.URL), "status", resp.StatusCode, "elapsed", time.Since(start))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -179,7 +180,6 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, lim limits, han
 		return fmt.Errorf("%s %s: %w: Content-Length %d is over the cap of %d bytes (RECON_MAX_BODY)",
 			r.Method, c.redact(r.URL), ErrBodyTooLarge, resp.ContentLength, lim.maxBody)
 	}
-	resp.Body = guard(resp.Body, c.cfg.BodyIdleTimeout, func() { cancel(ErrStalled) }, lim.maxBody)
 	return handle(resp)
 }
 
