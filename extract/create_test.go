@@ -20,6 +20,7 @@ type reportingService struct {
 	posts   int
 	deleted []string
 	lose    func(n int) string
+	gone    bool // downloads answer 410
 }
 
 func (s *reportingService) mux(t *testing.T) *http.ServeMux {
@@ -75,6 +76,10 @@ func (s *reportingService) mux(t *testing.T) *http.ServeMux {
 		writeJSON(w, 200, rec)
 	})
 	mux.HandleFunc("GET /v1/reports/download/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if s.gone {
+			writeJSON(w, 410, map[string]string{"errorCode": "RPT_6"})
+			return
+		}
 		io.WriteString(w, "end_to_end_id,network_payment_id\ne2e-1,p-1\n")
 	})
 	mux.HandleFunc("DELETE /v1/reports/{id}", func(w http.ResponseWriter, r *http.Request) {
@@ -158,5 +163,22 @@ func TestCreateLookupIgnoresOthers(t *testing.T) {
 	r, err := c.CreateReport(t.Context(), ReportRecon, FormatCSV, w)
 	if err != nil || r.ID != "rep-2" || s.posts != 2 {
 		t.Fatalf("CreateReport = %q, %v after %d posts; want rep-2 after 2", r.ID, err, s.posts)
+	}
+}
+
+// TestCleanupAfterFailedDownload: with cleanup, a report whose download
+// fails is deleted too, although the run stops.
+func TestCleanupAfterFailedDownload(t *testing.T) {
+	s := &reportingService{reports: map[string]map[string]string{}, lose: func(int) string { return "" }, gone: true}
+	c := newTestClient(t, s.mux(t))
+	yesterday := day(time.Now()).AddDate(0, 0, -1)
+	w := Window{From: yesterday, To: yesterday}
+	if _, err := c.Extract(t.Context(), Request{Reports: w, ReportTypes: []string{ReportRecon}, Cleanup: true}, t.TempDir()); err == nil {
+		t.Fatal("Extract succeeded with a failing download")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.reports) != 0 || len(s.deleted) != 1 {
+		t.Errorf("reports %v, deleted %v; want rep-1 deleted", s.reports, s.deleted)
 	}
 }
