@@ -48,15 +48,20 @@ var (
 	// ErrNoHeaders is returned when a response's headers do not come in time
 	// (HeaderTimeout, or DownloadHeaderTimeout for a report download); it is retried.
 	ErrNoHeaders = errors.New("no response headers")
+	// ErrRedirect is returned when a POST (the token request, a report's
+	// creation) is answered with a redirect: it is not followed, so the body
+	// and its credentials never go to another URL; it is not retried.
+	ErrRedirect = errors.New("redirect of a POST refused")
 	// ErrPollTimeout is returned by WaitReport when a report is still PENDING after Config.PollTimeout.
 	ErrPollTimeout = errors.New("report still pending")
 )
 
 // IsRetryable reports whether another attempt may succeed: a transport error,
-// a truncated body, or an APIError with status 429, 502, 503 or 504.
-// Cancellation and deadlines are never retryable.
+// a truncated or stalled body, or an APIError with status 429, 502, 503 or 504.
+// Cancellation, deadlines, refused redirects and the size caps never are.
 func IsRetryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, ErrRedirect) || errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrDiskBudget) || errors.Is(err, ErrNameClash) {
 		return false
 	}
 	if ae, ok := errors.AsType[*APIError](err); ok {
@@ -70,7 +75,8 @@ func IsRetryable(err error) bool {
 		return false // 4xx are our fault, other 5xx are not known to be transient
 	}
 	_, isNet := errors.AsType[net.Error](err) // includes *url.Error from http.Client.Do
-	return isNet || errors.Is(err, ErrTruncated) || errors.Is(err, ErrNoHeaders) || errors.Is(err, io.ErrUnexpectedEOF)
+	return isNet || errors.Is(err, ErrTruncated) || errors.Is(err, ErrNoHeaders) || errors.Is(err, ErrStalled) ||
+		errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // newAPIError reads resp's body through ErrorBodyLimitBytes and parses any of

@@ -33,13 +33,19 @@ type Config struct {
 	ServerURL      string // server API base, ending in /v4
 	LiquidationURL string // liquidation service base (optional)
 
-	HTTPClient   *http.Client     // nil: a client with dial, TLS and response-header timeouts
-	Retry        RetryPolicy      // zero: 5 attempts, 500ms base, 30s cap
-	PollInterval time.Duration    // first wait before polling a report (default 2s); doubles up to 30s
-	PollTimeout  time.Duration    // deadline for one report to leave PENDING (default 30m)
-	ReportTries  int              // reports created for one chunk while they end FAILED (default DefaultReportTries)
-	Now          func() time.Time // clock of the 9-month rule and of balances without a Date header (default time.Now)
-	Logger       *slog.Logger     // nil: discard
+	HTTPClient   *http.Client  // nil: a client with dial, TLS and response-header timeouts
+	Retry        RetryPolicy   // zero: 5 attempts, 500ms base, 30s cap
+	PollInterval time.Duration // first wait before polling a report (default 2s); doubles up to 30s
+	PollTimeout  time.Duration // deadline for one report to leave PENDING (default 30m)
+	ReportTries  int           // reports created for one chunk while they end FAILED (default DefaultReportTries)
+
+	BodyIdleTimeout  time.Duration // a response body that gives no byte this long fails, retryably (default DefaultBodyIdleTimeout)
+	MaxBodyBytes     int64         // cap of one API answer after gzip; report downloads have none (default DefaultMaxBodyBytes)
+	MaxDownloadBytes int64         // cap of the raw bytes one Extract writes (default DefaultMaxDownloadBytes)
+	InsecureHTTP     bool          // accept http:// service URLs of hosts that are not loopback
+
+	Now    func() time.Time // clock of the 9-month rule and of balances without a Date header (default time.Now)
+	Logger *slog.Logger     // nil: discard
 }
 
 // Client talks to the token service, the reporting service and the server API.
@@ -57,7 +63,7 @@ type Client struct {
 func New(cfg Config) (*Client, error) {
 	var errs []error
 	check := func(name string, s *string, required bool) {
-		v, err := baseURL(name, *s, required)
+		v, err := baseURL(name, *s, required, cfg.InsecureHTTP)
 		*s = v
 		errs = append(errs, err)
 	}
@@ -88,12 +94,18 @@ func New(cfg Config) (*Client, error) {
 	if cfg.ReportTries < 0 {
 		errs = append(errs, errors.New("ReportTries must not be negative"))
 	}
+	if cfg.BodyIdleTimeout < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxDownloadBytes < 0 {
+		errs = append(errs, errors.New("BodyIdleTimeout, MaxBodyBytes and MaxDownloadBytes must not be negative"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("extract config: %w", err)
 	}
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, 2*time.Second)
 	cfg.PollTimeout = cmp.Or(cfg.PollTimeout, 30*time.Minute)
 	cfg.ReportTries = cmp.Or(cfg.ReportTries, DefaultReportTries)
+	cfg.BodyIdleTimeout = cmp.Or(cfg.BodyIdleTimeout, DefaultBodyIdleTimeout)
+	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	cfg.MaxDownloadBytes = cmp.Or(cfg.MaxDownloadBytes, DefaultMaxDownloadBytes)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -120,9 +132,11 @@ func New(cfg Config) (*Client, error) {
 	if plain.Timeout == 0 {
 		plain.Timeout = HeaderTimeout // token requests: small answers, bounded like any API call
 	}
+	plain.CheckRedirect = refusePostRedirect(nil) // the token request is a POST: never redirected
+	authed.CheckRedirect = refusePostRedirect(hc.CheckRedirect)
 	tokens := &tokenSource{
 		url: cfg.AuthURL + PathToken, clientID: cfg.ClientID, secret: cfg.ClientSecret, audience: cfg.Audience,
-		basic: cfg.BasicAuth, http: &plain, now: time.Now, log: log,
+		basic: cfg.BasicAuth, http: &plain, now: time.Now, log: log, maxBody: cfg.MaxBodyBytes,
 	}
 	auth := &authTransport{base: base, tokens: tokens}
 	for _, s := range []string{cfg.ReportingURL, cfg.ServerURL, cfg.LiquidationURL} {
@@ -136,8 +150,42 @@ func New(cfg Config) (*Client, error) {
 	return &Client{cfg: cfg, reporting: reporting, http: &authed, auth: auth, log: log, wait: sleep}, nil
 }
 
+// refusePostRedirect is a CheckRedirect that refuses the redirect of a POST
+// with ErrRedirect, naming the status and the target host only (the body of
+// a token request holds the client secret; a report's creation must not be
+// sent twice); other redirects go to next (nil: followed, as by default).
+func refusePostRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if m := via[0].Method; m == http.MethodPost {
+			status := 0
+			if req.Response != nil {
+				status = req.Response.StatusCode
+			}
+			return fmt.Errorf("%w: %s %s%s answered HTTP %d, a redirect to host %s", ErrRedirect, m, via[0].URL.Host, via[0].URL.Path,
+				status, req.URL.Host)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
+// loopback reports whether host is localhost or a loopback address.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // baseURL checks an absolute http(s) base URL and trims its trailing slash.
-func baseURL(name, s string, required bool) (string, error) {
+// Plain http is refused unless the host is loopback or insecure is set.
+func baseURL(name, s string, required, insecure bool) (string, error) {
 	s = strings.TrimRight(s, "/")
 	if s == "" {
 		if required {
@@ -148,6 +196,10 @@ func baseURL(name, s string, required bool) (string, error) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return s, fmt.Errorf("%s %q: want http(s)://host[/path] without user, query or fragment", name, s)
+	}
+	if u.Scheme == "http" && !insecure && !loopback(u.Hostname()) {
+		return s, fmt.Errorf("%s %q: plain http to a host that is not loopback would send the credentials and data in clear: "+
+			"use https, or allow it with --insecure-http (RECON_INSECURE_HTTP)", name, s)
 	}
 	return s, nil
 }
@@ -204,6 +256,7 @@ type job func(context.Context) (outcome, error)
 // could not be pulled (see notPulled) give FAILED RawFiles and are named in
 // Result.Incomplete; any other failure stops the run.
 func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result, error) {
+	ctx = c.withRun(ctx)
 	req, err := req.normalise()
 	if err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
@@ -369,8 +422,8 @@ func minTime(a, b time.Time) time.Time {
 // createReport creates, waits for and downloads one report chunk. A FAILED
 // report is created anew, up to ReportTries reports; when all FAILED the
 // chunk gives a FAILED RawFile and a reason, not an error. With cleanup, a
-// report that was downloaded or EMPTY is deleted (a FAILED one is kept for
-// the provider's support).
+// report that was downloaded or EMPTY, or whose wait or download failed, is
+// deleted (a FAILED one is kept for the provider's support).
 func (c *Client) createReport(ctx context.Context, typ, format string, w Window, dir string, cleanup bool) (outcome, error) {
 	var (
 		failed []string
@@ -382,13 +435,14 @@ func (c *Client) createReport(ctx context.Context, typ, format string, w Window,
 			return outcome{}, err
 		}
 		if f, err = c.finishReport(ctx, r, w, dir); err != nil {
+			if cleanup {
+				c.cleanup(ctx, r.ID)
+			}
 			return outcome{}, err
 		}
 		if f.Status != StatusFailed {
 			if cleanup {
-				if err := c.DeleteReport(ctx, r.ID); err != nil {
-					c.log.Warn("cleanup: report not deleted", "report", r.ID, "err", err)
-				}
+				c.cleanup(ctx, r.ID)
 			}
 			return outcome{files: []RawFile{f}}, nil
 		}
@@ -397,6 +451,16 @@ func (c *Client) createReport(ctx context.Context, typ, format string, w Window,
 	}
 	return outcome{files: []RawFile{f}, incomplete: []string{fmt.Sprintf("report %s %s FAILED %d times (%s)",
 		typ, w, len(failed), strings.Join(failed, ", "))}}, nil
+}
+
+// cleanup deletes report id, even when ctx has ended (a run that failed
+// still removes what it created), within HeaderTimeout; a failure is logged.
+func (c *Client) cleanup(ctx context.Context, id string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), HeaderTimeout)
+	defer cancel()
+	if err := c.DeleteReport(dctx, id); err != nil {
+		c.log.Warn("cleanup: report not deleted", "report", id, "err", err)
+	}
 }
 
 // finishReport waits while r is PENDING (or its status is unknown) and then
@@ -455,6 +519,12 @@ func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) 
 		return c.notPulled(ctx, SourceLiquidation, w, first, err)
 	}
 	ids := list.ids
+	run := c.runOf(ctx)
+	for _, id := range ids {
+		if err := run.claim(liquidationPath(id), id); err != nil {
+			return c.notPulled(ctx, SourceLiquidation, w, first, err)
+		}
+	}
 	files := make([]RawFile, len(ids))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(liquidationWorkers)
@@ -465,8 +535,8 @@ func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) 
 				return &pullError{err}
 			}
 			f := RawFile{Source: SourceLiquidation, Format: FormatJSON, Status: StatusReady, Window: w,
-				Path: path.Join("liquidations", safeName(id)+".json"), Request: "GET " + c.liquidationURL(id)}
-			if f.SHA256, f.Size, err = save(dir, f.Path, body); err != nil {
+				Path: liquidationPath(id), Request: "GET " + c.liquidationURL(id)}
+			if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
 				return fmt.Errorf("liquidation %s: %w", id, err)
 			}
 			files[i] = f
@@ -486,6 +556,9 @@ func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) 
 	c.log.Info("liquidations", "window", w.String(), "count", len(files))
 	return outcome{files: files}, nil
 }
+
+// liquidationPath is the raw file of liquidation id.
+func liquidationPath(id string) string { return path.Join("liquidations", safeName(id)+".json") }
 
 // pullError is a failure to pull a source (the provider failed or answered
 // what recon cannot read), as opposed to a failure to write what was pulled.
@@ -555,7 +628,7 @@ func (c *Client) serverJobs(w Window, dir string) []job {
 			}
 			f := RawFile{Source: SourceBalance, Format: FormatJSON, Status: StatusReady, Window: w, FetchedAt: at,
 				Path: "balances/balances.json", Request: request}
-			if f.SHA256, f.Size, err = save(dir, f.Path, body); err != nil {
+			if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
 				return outcome{}, fmt.Errorf("balances: %w", err)
 			}
 			return outcome{files: []RawFile{f}}, nil
@@ -575,7 +648,7 @@ func (c *Client) savePages(ctx context.Context, dir string, p pager, file func(p
 	err := c.fetchPages(ctx, p, func(_ pageInfo, body []byte) error {
 		f := file(len(files))
 		f.Format, f.Status = FormatJSON, StatusReady
-		if f.SHA256, f.Size, werr = save(dir, f.Path, body); werr != nil {
+		if f.SHA256, f.Size, werr = c.save(ctx, dir, f.Path, body); werr != nil {
 			return werr
 		}
 		files = append(files, f)
@@ -590,13 +663,22 @@ func (c *Client) savePages(ctx context.Context, dir string, p pager, file func(p
 	return files, nil
 }
 
-// save writes body to dir/rel through a temporary file.
-func save(dir, rel string, body []byte) (string, int64, error) {
+// save writes body to dir/rel through a temporary file, within the run's
+// disk budget.
+func (c *Client) save(ctx context.Context, dir, rel string, body []byte) (string, int64, error) {
 	name := filepath.Join(dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return "", 0, err
 	}
-	return writeFile(name, bytes.NewReader(body), int64(len(body)))
+	budget := c.runOf(ctx).budget
+	if err := budget.take(int64(len(body))); err != nil {
+		return "", 0, err
+	}
+	sum, n, err := writeFile(name, bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		budget.give(int64(len(body)))
+	}
+	return sum, n, err
 }
 
 // ReadIndex reads dir/index.json as written by Extract.

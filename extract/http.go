@@ -79,16 +79,33 @@ func sleep(ctx context.Context, d time.Duration) error {
 // (do closes it). This is the one retry loop: retryable failures (IsRetryable)
 // of the request or of handle are retried with backoff, never after ctx ends;
 // a Retry-After header (of the service or of the token endpoint) is honoured.
-// An attempt whose response headers take longer than headers fails with
-// ErrNoHeaders, and is retried.
-func (c *Client) do(ctx context.Context, op string, req *http.Request, headers time.Duration, handle func(*http.Response) error) error {
+// An attempt whose response headers take longer than lim.headers fails with
+// ErrNoHeaders, and is retried; so is a body that gives no byte for
+// Config.BodyIdleTimeout (ErrStalled). A body past lim.maxBody fails with
+// ErrBodyTooLarge. A POST is retried only after a failure that proves it was
+// not applied (see applied): do never re-posts blindly (doPost looks first).
+func (c *Client) do(ctx context.Context, op string, req *http.Request, lim limits, handle func(*http.Response) error) error {
+	return c.doPost(ctx, op, req, lim, handle, nil)
+}
+
+// doPost is do with, for a POST, lookup: after a failure that may have left
+// the POST applied (a reset connection, a 502 or 504, late headers), and
+// before sending it again, lookup looks for what it made; when lookup finds
+// it (and keeps it), doPost returns nil without re-posting. Without lookup
+// such a POST is not retried.
+func (c *Client) doPost(ctx context.Context, op string, req *http.Request, lim limits, handle func(*http.Response) error,
+	lookup func(context.Context) (bool, error)) error {
 	for n := 1; ; n++ {
-		err := c.attempt(ctx, req, headers, handle)
+		err := c.attempt(ctx, req, lim, handle)
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil || n >= c.cfg.Retry.MaxAttempts || !IsRetryable(err) {
 			return fmt.Errorf("%s: %w", op, err)
+		}
+		maybe := req.Method == http.MethodPost && mayBeApplied(err)
+		if maybe && lookup == nil {
+			return fmt.Errorf("%s: %w (not sent again: the POST may have been applied)", op, err)
 		}
 		var wait time.Duration
 		if ae, ok := errors.AsType[*APIError](err); ok {
@@ -99,11 +116,35 @@ func (c *Client) do(ctx context.Context, op string, req *http.Request, headers t
 		if werr := c.wait(ctx, d); werr != nil {
 			return fmt.Errorf("%s: %w (last error: %v)", op, werr, err)
 		}
+		if maybe {
+			found, lerr := lookup(ctx)
+			if lerr != nil {
+				return fmt.Errorf("%s: %w (and looking for what it may have made failed: %v)", op, err, lerr)
+			}
+			if found {
+				c.log.Warn("POST was applied although its answer was lost: reusing what it made", "op", op, "err", err)
+				return nil
+			}
+		}
 	}
 }
 
-// attempt makes one try of req, waiting at most headers for the response's headers.
-func (c *Client) attempt(ctx context.Context, req *http.Request, headers time.Duration, handle func(*http.Response) error) error {
+// mayBeApplied reports whether a retryable failure of a POST may come after
+// the service applied it: any but a 429 or 503 answer (refused before any
+// work) and a connection that was never made.
+func mayBeApplied(err error) bool {
+	if ae, ok := errors.AsType[*APIError](err); ok {
+		return ae.Status != http.StatusTooManyRequests && ae.Status != http.StatusServiceUnavailable
+	}
+	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "dial" {
+		return false
+	}
+	return true
+}
+
+// attempt makes one try of req, waiting at most lim.headers for the
+// response's headers; handle reads the body through guard.
+func (c *Client) attempt(ctx context.Context, req *http.Request, lim limits, handle func(*http.Response) error) error {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r := req.Clone(rctx)
@@ -115,13 +156,13 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, headers time.Du
 		r.Body = body
 	}
 	start := time.Now()
-	late := time.AfterFunc(headers, func() { cancel(ErrNoHeaders) })
+	late := time.AfterFunc(lim.headers, func() { cancel(ErrNoHeaders) })
 	resp, err := c.http.Do(r)
 	if !late.Stop() && ctx.Err() == nil { // the wait ran out, whether or not the headers came just then
 		if err == nil {
 			resp.Body.Close()
 		}
-		return fmt.Errorf("%s %s: %w after %s", r.Method, c.redact(r.URL), ErrNoHeaders, headers)
+		return fmt.Errorf("%s %s: %w after %s", r.Method, c.redact(r.URL), ErrNoHeaders, lim.headers)
 	}
 	if err != nil {
 		if ue, ok := errors.AsType[*url.Error](err); ok {
@@ -129,38 +170,57 @@ func (c *Client) attempt(ctx context.Context, req *http.Request, headers time.Du
 		}
 		return err
 	}
+	resp.Body = guard(resp.Body, c.cfg.BodyIdleTimeout, func() { cancel(ErrStalled) }, lim.maxBody) // error bodies too
 	defer resp.Body.Close()
 	c.log.Debug("http", "method", r.Method, "url", c.redact(r.URL), "status", resp.StatusCode, "elapsed", time.Since(start))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return newAPIError(resp)
 	}
+	if lim.maxBody > 0 && resp.ContentLength > lim.maxBody {
+		return fmt.Errorf("%s %s: %w: Content-Length %d is over the cap of %d bytes (RECON_MAX_BODY)",
+			r.Method, c.redact(r.URL), ErrBodyTooLarge, resp.ContentLength, lim.maxBody)
+	}
 	return handle(resp)
 }
 
-// doJSON sends in (if not nil) as JSON and decodes a 2xx answer into out.
-func (c *Client) doJSON(ctx context.Context, op, method, u string, in, out any) error {
+// jsonRequest builds a request that sends in (if not nil) as JSON and asks for JSON.
+func jsonRequest(ctx context.Context, method, u string, in any) (*http.Request, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
+			return nil, err
 		}
 		body = bytes.NewReader(b) // gives the request a GetBody, so it can be rewound
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	return c.do(ctx, op, req, HeaderTimeout, func(resp *http.Response) error {
+	return req, nil
+}
+
+// decodeInto is a handler of do that decodes a JSON answer into out.
+func decodeInto(out any) func(*http.Response) error {
+	return func(resp *http.Response) error {
 		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 			return fmt.Errorf("decode response: %w", err)
 		}
 		return nil
-	})
+	}
+}
+
+// doJSON sends in (if not nil) as JSON and decodes a 2xx answer into out.
+func (c *Client) doJSON(ctx context.Context, op, method, u string, in, out any) error {
+	req, err := jsonRequest(ctx, method, u, in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return c.do(ctx, op, req, c.apiCall(), decodeInto(out))
 }
 
 // getRaw GETs u (a JSON resource) and returns its body and headers.
@@ -172,7 +232,7 @@ func (c *Client) getRaw(ctx context.Context, op, u string) ([]byte, http.Header,
 	req.Header.Set("Accept", "application/json")
 	var body []byte
 	var header http.Header
-	err = c.do(ctx, op, req, HeaderTimeout, func(resp *http.Response) (err error) {
+	err = c.do(ctx, op, req, c.apiCall(), func(resp *http.Response) (err error) {
 		header = resp.Header
 		body, err = io.ReadAll(resp.Body)
 		return err

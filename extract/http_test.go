@@ -117,7 +117,7 @@ func TestLateHeadersRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	var body []byte
-	err = c.do(t.Context(), "slow", req, 20*time.Millisecond, func(resp *http.Response) (err error) {
+	err = c.do(t.Context(), "slow", req, limits{headers: 20 * time.Millisecond}, func(resp *http.Response) (err error) {
 		body, err = io.ReadAll(resp.Body)
 		return err
 	})

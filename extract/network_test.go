@@ -86,6 +86,7 @@ type outcome struct {
 	data     map[string]tally // by source, parsed from the raw files
 	requests map[string]int   // served by the sandbox, per pattern
 	injected map[string]int
+	sb       *sandbox.Sandbox
 }
 
 func (o outcome) total() int {
@@ -100,7 +101,7 @@ func (n *network) extract(t *testing.T, req extract.Request) outcome {
 	t.Helper()
 	dir := t.TempDir()
 	res, err := n.client.Extract(t.Context(), req, dir)
-	o := outcome{res: res, err: err, requests: n.sb.Requests(), injected: n.sb.Injected()}
+	o := outcome{res: res, err: err, requests: n.sb.Requests(), injected: n.sb.Injected(), sb: n.sb}
 	if err == nil {
 		o.data = tallyRaw(t, dir, res.Files)
 	}
@@ -331,7 +332,9 @@ func TestFaults(t *testing.T) {
 		{name: "429 with Retry-After", kind: "rate_limit", faults: sandbox.Faults{RateLimit: 0.3}, same: true,
 			check: func(t *testing.T, got outcome) { wantExtra(t, got, want, got.injected["rate_limit"]) }},
 		{name: "502, 503 and 504", kind: "server_error", faults: sandbox.Faults{ServerErrors: 0.3}, same: true,
-			check: func(t *testing.T, got outcome) { wantExtra(t, got, want, got.injected["server_error"]) }},
+			check: func(t *testing.T, got outcome) {
+				wantExtra(t, got, want, got.injected["server_error"]+createLookups(t, got, want))
+			}},
 		{name: "latency", faults: sandbox.Faults{Latency: sandbox.Duration(2 * time.Millisecond)}, same: true,
 			check: func(t *testing.T, got outcome) { wantExtra(t, got, want, 0) }},
 		{name: "token expires mid-run", kind: "token_expired", faults: sandbox.Faults{TokenUses: 20}, same: true,
@@ -495,6 +498,19 @@ func wantNotPulled(t *testing.T, got, want outcome, source string) {
 	}
 }
 
+// createLookups is the number of report lists got made to look for a
+// report a failed create may have made (after a 502 or 504 CreateReport
+// looks before it posts again): at most one per fault on the creation.
+func createLookups(t *testing.T, got, want outcome) int {
+	t.Helper()
+	const list, create = "GET /v1/reports", "POST /v1/reports"
+	n := got.requests[list] - want.requests[list] - got.sb.InjectedOn(list)
+	if n < 0 || n > got.sb.InjectedOn(create) {
+		t.Errorf("%d report lists after %d faults on %s", n, got.sb.InjectedOn(create), create)
+	}
+	return n
+}
+
 // wantExtra checks that got made exactly extra requests more than want.
 func wantExtra(t *testing.T, got, want outcome, extra int) {
 	t.Helper()
@@ -544,7 +560,7 @@ func TestAllFaultsGiveTheSameData(t *testing.T) {
 			// Each network fault costs one request, a new token one, and a
 			// FAILED report its creation and three polls.
 			refreshes := got.requests["POST /v2/oauth/token"] - want.requests["POST /v2/oauth/token"] - n.sb.InjectedOn("POST /v2/oauth/token")
-			wantExtra(t, got, want, networkFaults(inj)+inj["failed_report"]*4+refreshes)
+			wantExtra(t, got, want, networkFaults(inj)+inj["failed_report"]*4+refreshes+createLookups(t, got, want))
 			if a := n.sb.FilesAuthorization(); len(a) != 0 || got.requests["GET /files/{name}"] == 0 {
 				t.Errorf("download host: %d Authorization headers, %d requests", len(a), got.requests["GET /files/{name}"])
 			}

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,8 @@ type pager struct {
 	// growing lists may gain items at their head while paging (transfers,
 	// newest first): their totals may change, which repeats items but skips none.
 	growing bool
+	size    int   // page size asked for: a growing list's pages past its total are refused
+	max     int   // most pages fetched (0: MaxListPages)
 	err     error // a request that cannot be made (a bad page size): nothing is fetched
 }
 
@@ -34,7 +37,8 @@ type pager struct {
 // hands each checked page to keep as it arrives, so no list is held in
 // memory. It checks the envelope: page numbers in order, no empty page
 // before the last, and, unless the list grows, a steady total that the pages
-// add up to. Nothing may be processed before it returns nil (the spec: paging
+// add up to, and for a growing list no page past its latest total. No list
+// gives more than MaxListPages pages. Nothing may be processed before it returns nil (the spec: paging
 // over a changing list can skip items): the page iterators yield only then,
 // and Extract only writes the pages to their raw files on the way.
 func (c *Client) fetchPages(ctx context.Context, p pager, keep func(pageInfo, []byte) error) error {
@@ -42,8 +46,12 @@ func (c *Client) fetchPages(ctx context.Context, p pager, keep func(pageInfo, []
 		return fmt.Errorf("%s: %w", p.op, p.err)
 	}
 	var seen, total int64
+	limit := cmp.Or(p.max, MaxListPages)
 	for page := 0; ; page++ {
 		op := fmt.Sprintf("%s page %d", p.op, page)
+		if page >= limit {
+			return fmt.Errorf("%s: more than %d pages without a last one", op, limit)
+		}
 		body, _, err := c.getRaw(ctx, op, p.url(page))
 		if err != nil {
 			return err
@@ -61,6 +69,8 @@ func (c *Client) fetchPages(ctx context.Context, p pager, keep func(pageInfo, []
 			err = fmt.Errorf("page number is %d", info.number)
 		case !info.last && info.count == 0:
 			err = errors.New("empty page that is not the last")
+		case p.growing && p.size > 0 && int64(page)*int64(p.size) >= info.total && !info.last:
+			err = fmt.Errorf("page starts past totalElements %d (size %d) and is not the last", info.total, p.size)
 		case p.growing:
 		case info.total != total:
 			err = fmt.Errorf("total changed from %d to %d while paging", total, info.total)

@@ -66,6 +66,17 @@ const (
 	DownloadHeaderTimeout = 15 * time.Minute
 )
 
+// Bounds of our own where the provider says nothing (not shown).
+const (
+	// MaxListPages: a paged list that has not ended after this many pages
+	// is refused (a provider that never says last cannot loop a run).
+	MaxListPages = 100_000
+	// CreatedSkew: a report found after a failed create (CreateReport) may
+	// carry a createdOn up to this much before the client's clock said the
+	// POST was sent: the provider's clock is not ours.
+	CreatedSkew = 5 * time.Minute
+)
+
 // TimeFormat is the provider's 24-character timestamp (YYYY-MM-DDTHH:mm:ss.sssZ),
 // used for report startDate/endDate, statement start-date/end-date and payment before/after.
 const TimeFormat = "2006-01-02T15:04:05.000Z"

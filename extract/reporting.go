@@ -51,27 +51,72 @@ func (r Report) Days() (Window, error) {
 // maxPollInterval caps the growing wait between report polls (unless PollInterval is longer).
 const maxPollInterval = 30 * time.Second
 
-// CreateReport asks for a report of one type and format over w (at most MaxReportDays).
+// CreateReport asks for a report of one type and format over w (at most
+// MaxReportDays). When the POST fails so that the report may have been made
+// (a reset connection, a 502 or 504), it looks for that report (findCreated)
+// and returns it instead of asking again.
 func (c *Client) CreateReport(ctx context.Context, reportType, format string, w Window) (Report, error) {
 	op := fmt.Sprintf("create report %s %s", reportType, w)
 	if d := w.Days(); d < 1 || d > MaxReportDays {
 		return Report{}, fmt.Errorf("%s: %d days, want 1..%d", op, d, MaxReportDays)
 	}
-	body := map[string]string{
-		"reportName":   fmt.Sprintf("recon %s %s", reportType, w),
-		"reportType":   reportType,
-		"reportFormat": format,
-		"startDate":    w.Start().Format(TimeFormat),                      // first day 00:00:00.000Z
-		"endDate":      w.End().Add(-time.Millisecond).Format(TimeFormat), // last day 23:59:59.999Z
+	want := Report{
+		Name:      fmt.Sprintf("recon %s %s", reportType, w),
+		Type:      reportType,
+		Format:    format,
+		StartDate: w.Start(),                      // first day 00:00:00.000Z
+		EndDate:   w.End().Add(-time.Millisecond), // last day 23:59:59.999Z
 	}
+	body := map[string]string{
+		"reportName": want.Name, "reportType": reportType, "reportFormat": format,
+		"startDate": want.StartDate.Format(TimeFormat), "endDate": want.EndDate.Format(TimeFormat),
+	}
+	req, err := jsonRequest(ctx, http.MethodPost, c.cfg.ReportingURL+PathReports, body)
+	if err != nil {
+		return Report{}, fmt.Errorf("%s: %w", op, err)
+	}
+	since := c.cfg.Now()
 	var r Report
-	if err := c.doJSON(ctx, op, http.MethodPost, c.cfg.ReportingURL+PathReports, body, &r); err != nil {
+	err = c.doPost(ctx, op, req, c.apiCall(), decodeInto(&r), func(ctx context.Context) (found bool, err error) {
+		r, found, err = c.findCreated(ctx, want, since)
+		return found, err
+	})
+	if err != nil {
 		return Report{}, err
 	}
 	if r.ID == "" {
 		return Report{}, fmt.Errorf("%s: response has no reportId", op)
 	}
+	c.runOf(ctx).created(r.ID)
 	return r, nil
+}
+
+// findCreated looks, among the reports created through the API, for one
+// that a POST of want sent at since may have made: same type, format, start
+// and end (and name, when the list gives it), created no earlier than
+// since less CreatedSkew, and not already used by this run. The newest wins.
+func (c *Client) findCreated(ctx context.Context, want Report, since time.Time) (Report, bool, error) {
+	all, err := c.ListReports(ctx, CreatedByAPI)
+	if err != nil {
+		return Report{}, false, err
+	}
+	run := c.runOf(ctx)
+	var best *Report
+	for i, r := range all {
+		if r.Type != want.Type || !strings.EqualFold(r.Format, want.Format) || !r.StartDate.Equal(want.StartDate) ||
+			!r.EndDate.Equal(want.EndDate) || (r.Name != "" && r.Name != want.Name) ||
+			(!r.CreatedOn.IsZero() && r.CreatedOn.Before(since.Add(-CreatedSkew))) || run.used(r.ID) {
+			continue
+		}
+		if best == nil || r.CreatedOn.After(best.CreatedOn) || r.CreatedOn.Equal(best.CreatedOn) && r.ID > best.ID {
+			best = &all[i]
+		}
+	}
+	if best == nil {
+		return Report{}, false, nil
+	}
+	c.log.Warn("found the report a failed create made", "report", best.ID, "type", want.Type)
+	return *best, true, nil
 }
 
 // ListReports lists the reports created by createdBy (CreatedByScheduler,
@@ -100,7 +145,7 @@ func (c *Client) DeleteReport(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	return c.do(ctx, op, req, HeaderTimeout, func(*http.Response) error { return nil })
+	return c.do(ctx, op, req, c.apiCall(), func(*http.Response) error { return nil })
 }
 
 // GetReport fetches a report record, with its downloadLink once READY.
@@ -176,17 +221,25 @@ func (c *Client) DownloadReport(ctx context.Context, r Report, dir string, sourc
 		return RawFile{}, fmt.Errorf("%s: %w", op, err)
 	}
 	rel := path.Join("reports", safeName(r.Type), safeName(r.ID)+ext)
+	run := c.runOf(ctx)
+	if err := run.claim(rel, r.ID); err != nil {
+		return RawFile{}, fmt.Errorf("%s: %w", op, err)
+	}
 	name := filepath.Join(dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return RawFile{}, fmt.Errorf("%s: %w", op, err)
 	}
 	f := RawFile{Source: source, Format: format, Window: w, ReportID: r.ID, Request: "GET " + c.redact(u)}
-	err = c.do(ctx, op, req, DownloadHeaderTimeout, func(resp *http.Response) error {
+	err = c.do(ctx, op, req, c.download(), func(resp *http.Response) error {
 		if resp.StatusCode == http.StatusNoContent {
 			f.Status = StatusEmpty
 			return nil
 		}
-		sum, n, err := writeFile(name, traceOf(ctx).reader(resp.Body), resp.ContentLength)
+		body := &budgetReader{r: traceOf(ctx).reader(resp.Body), b: run.budget}
+		sum, n, err := writeFile(name, body, resp.ContentLength)
+		if err != nil {
+			run.budget.give(body.booked) // the temporary file is gone
+		}
 		f.Status, f.Path, f.SHA256, f.Size = StatusReady, rel, sum, n
 		return err
 	})

@@ -85,6 +85,7 @@ func (c *Client) transferPager(since time.Time, size int) pager {
 		url:     func(page int) string { return c.transferURL(page, size) },
 		parse:   parseEnvelope("content"),
 		growing: true,
+		size:    size,
 		done: func(p pageInfo) (bool, error) {
 			for _, item := range p.items {
 				var t struct {

@@ -24,7 +24,8 @@ type tokenSource struct {
 	url, clientID, audience string
 	secret                  Secret
 	basic                   bool
-	http                    *http.Client // without the auth transport
+	http                    *http.Client // without the auth transport; refuses redirects
+	maxBody                 int64        // cap of the answer
 	now                     func() time.Time
 	log                     *slog.Logger
 
@@ -97,9 +98,13 @@ func (s *tokenSource) fetch(ctx context.Context) (string, time.Time, error) {
 	start := s.now()
 	resp, err := s.http.Do(req)
 	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			ue.URL = s.url // not a redirect's target
+		}
 		return "", time.Time{}, fmt.Errorf("token: %w", err)
 	}
 	defer resp.Body.Close()
+	resp.Body = guard(resp.Body, 0, nil, s.maxBody) // the client's Timeout bounds the whole answer
 	if resp.StatusCode != http.StatusOK {
 		return "", time.Time{}, fmt.Errorf("token: %w", newAPIError(resp))
 	}

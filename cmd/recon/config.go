@@ -79,6 +79,10 @@ var (
 		{key: "reporting_url", flag: "reporting-url", help: "reporting service base URL"},
 		{key: "server_url", flag: "server-url", help: "server API base URL, ending in /v4"},
 		{key: "liquidation_url", flag: "liquidation-url", help: "liquidation service base URL"},
+		{key: "insecure_http", flag: "insecure-http", def: "false", help: "accept http:// service URLs of hosts that are not loopback"},
+		{key: "body_idle_timeout", flag: "body-idle-timeout", def: extract.DefaultBodyIdleTimeout.String(), help: "a response body that sends no byte this long is dropped and asked again"},
+		{key: "max_body", flag: "max-body", def: "256MiB", help: "most bytes of one API answer (a page, a record), after gzip; report downloads have no cap"},
+		{key: "max_download_bytes", flag: "max-download-bytes", def: "50GiB", help: "most bytes of raw files (report downloads and pages) one run writes"},
 		{key: "metrics_file", flag: "metrics-file", help: "Prometheus text file written after each run (node_exporter textfile collector)"},
 		{key: "keep_failed", flag: "keep-failed", def: "3", help: "failed runs whose folders (raw files, starting state) stay in the work folder, the newest"},
 		{key: "run_timeout", flag: "run-timeout", def: "6h", help: "deadline of a run before it publishes (Go duration); past it the run ends incomplete and publishes no data"},
@@ -316,6 +320,14 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 		}
 		return d
 	}
+	size := func(k string) int64 {
+		v := get[k]
+		n, err := parseBytes(v.val)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s %q (%s): %w", v.env(), v.val, v.from, err))
+		}
+		return n
+	}
 	oneOf := func(k string, allowed ...string) string {
 		v := strings.ToLower(str(k))
 		if !slices.Contains(allowed, v) {
@@ -342,6 +354,8 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 			AuthURL: str("auth_url"), ClientID: str("client_id"), ClientSecret: extract.Secret(str("client_secret")),
 			Audience: str("audience"), BasicAuth: oneOf("token_auth", "body", "basic") == "basic",
 			ReportingURL: str("reporting_url"), ServerURL: str("server_url"), LiquidationURL: str("liquidation_url"),
+			InsecureHTTP: boolean("insecure_http"), BodyIdleTimeout: duration("body_idle_timeout"),
+			MaxBodyBytes: size("max_body"), MaxDownloadBytes: size("max_download_bytes"),
 			Logger: a.log,
 		},
 		Schedule: pipeline.Schedule{Cron: str("cron"), RecheckDays: num("recheck_days"), CatchUpDays: num("catch_up_days")},
@@ -369,6 +383,24 @@ func (a *app) pipelineConfig(cmd *cobra.Command, inputDir string) (pipeline.Conf
 			"set RECON_ARCHIVE_URL (s3://bucket/prefix or a folder) to archive elsewhere", "archive", cfg.ArchiveURL)
 	}
 	return cfg, nil
+}
+
+// parseBytes reads a positive size: bytes, or a whole number with a
+// KiB, MiB, GiB or TiB suffix.
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for i, unit := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		if num, ok := strings.CutSuffix(s, unit); ok {
+			s, mult = strings.TrimSpace(num), int64(1)<<(10*(i+1))
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, errors.New("want a positive size in bytes, or with a KiB, MiB, GiB or TiB suffix")
+	}
+	return n * mult, nil
 }
 
 func splitList(s string) []string {

@@ -669,3 +669,52 @@ func TestRunTimeoutExitsIncomplete(t *testing.T) {
 		t.Errorf("--run-timeout soon: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// TestHTTPBoundSettings: the HTTP bounds come from their variables (shown
+// with their source by config check), sizes take KiB..TiB suffixes, and bad
+// values are problems.
+func TestHTTPBoundSettings(t *testing.T) {
+	hermetic(t)
+	t.Setenv("RECON_MAX_BODY", "1KiB")
+	t.Setenv("RECON_BODY_IDLE_TIMEOUT", "5s")
+	t.Setenv("RECON_INSECURE_HTTP", "true")
+	_, stdout, _ := run(t, "config", "check")
+	got := settingsTable(stdout)
+	want := map[string][2]string{
+		"max_body":           {"1KiB", "env RECON_MAX_BODY"},
+		"body_idle_timeout":  {"5s", "env RECON_BODY_IDLE_TIMEOUT"},
+		"insecure_http":      {"true", "env RECON_INSECURE_HTTP"},
+		"max_download_bytes": {"50GiB", "default"},
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s = %q, want %q", k, got[k], w)
+		}
+	}
+
+	t.Setenv("RECON_MAX_BODY", "lots")
+	t.Setenv("RECON_BODY_IDLE_TIMEOUT", "-1s")
+	t.Setenv("RECON_MAX_DOWNLOAD_BYTES", "0")
+	_, stdout, _ = run(t, "config", "check")
+	for _, want := range []string{`RECON_MAX_BODY "lots"`, `RECON_BODY_IDLE_TIMEOUT "-1s"`, `RECON_MAX_DOWNLOAD_BYTES "0"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("problems lack %q:\n%s", want, stdout)
+		}
+	}
+
+	for k, want := range map[string]int64{"max_body": extract.DefaultMaxBodyBytes, "max_download_bytes": extract.DefaultMaxDownloadBytes} {
+		if n, err := parseBytes(settingNamed(k).def); err != nil || n != want {
+			t.Errorf("default of %s is %d bytes, %v; extract's is %d", k, n, err, want)
+		}
+	}
+	for in, want := range map[string]int64{"1": 1, "256MiB": 256 << 20, "50 GiB": 50 << 30, "2TiB": 2 << 40, "3KiB": 3 << 10} {
+		if n, err := parseBytes(in); err != nil || n != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, n, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "1.5GiB", "1GB", "9999999999TiB"} {
+		if _, err := parseBytes(in); err == nil {
+			t.Errorf("parseBytes(%q) accepted", in)
+		}
+	}
+}

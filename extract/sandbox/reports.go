@@ -229,7 +229,10 @@ func (s *Sandbox) listReports(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.reports.mu.Lock()
-	all := s.scheduled()
+	var all []*report
+	if by == "" || by == "SCHEDULER" { // only reports listed count as injected faults
+		all = s.scheduled()
+	}
 	for _, rp := range s.reports.byID {
 		all = append(all, rp)
 	}
