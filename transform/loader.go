@@ -73,7 +73,9 @@ func (s Stats) Changes() int64 {
 // report; each statement (account and window, all its pages); each balances
 // snapshot; and all liquidations, payments, transfers and fees, replaced by
 // key. Every slice is replaced inside one transaction, so a load that fails
-// part way leaves each slice either as it was or wholly replaced.
+// part way leaves each slice either as it was or wholly replaced. Last, the
+// values of open lists that the run's rows hold and recon does not know are
+// counted in unknown_values.
 func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, error) {
 	conn, err := l.db.Conn(ctx)
 	if err != nil {
@@ -125,6 +127,9 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 		l.log.Info("loaded", "source", first.Source, "file", first.Path, "files", len(fs), "rows", rows,
 			"quarantined", bad, "changes", changes)
 		st.Files = append(st.Files, fs...)
+	}
+	if err := l.countUnknown(ctx, conn); err != nil {
+		return st, fmt.Errorf("load: %w", err)
 	}
 	return st, nil
 }

@@ -21,7 +21,7 @@ const (
 	Amount               // DECIMAL(38,12): a plain or exponent decimal with at most 12 decimals
 	Time                 // TIMESTAMPTZ: ISO 8601, UTC unless an offset is given
 	Currency             // code, trimmed and upper-cased
-	Enum                 // one of Column.Values, exactly
+	Enum                 // an open list: trimmed and kept verbatim; Column.Values are the values known (KnownValues)
 	Bool                 // true or false
 	Labels               // VARCHAR[]: a JSON array of strings or of {"label": ...} objects
 )
@@ -30,7 +30,7 @@ const (
 type Column struct {
 	Name     string
 	Kind     Kind
-	Values   []string // Enum only
+	Values   []string // Enum only: the values known; any other loads and is counted in unknown_values
 	Required bool     // a null or blank value sends the row to quarantine
 	Tracked  bool     // reports: a change between generations is recorded
 }
@@ -56,7 +56,10 @@ type Table struct {
 	Keep       string   // ORDER BY that picks the row kept when a load brings a key twice ("" keeps all)
 }
 
-// Enumerations from the spec, DESIGN.md §3 and the brief's choices.
+// Enumerations from the spec, DESIGN.md §3 and the brief's choices: the
+// values known. The spec calls the full lists "not shown", so they are open:
+// a value outside its list loads as received and is counted per run in
+// unknown_values (see KnownValues); the rules treat it as no known state.
 var (
 	paymentStates = []string{"ACCEPTED", "AWAITING_COLLECTION", "COMPLETED", "EXECUTED", "FAILED",
 		"FORWARDED", "LOCK_DECLINED", "LOCKED", "PREPARED", "RETURNED", "SETTLEMENT_DECLINED"}
@@ -315,16 +318,36 @@ func TableFor(source string) (*Table, bool) {
 	return nil, false
 }
 
+// allTables lists every table a source loads through a Table.
+var allTables = []*Table{&PaymentOps, &Recon, &FailureConversion, &StatementEntries, &Liquidations,
+	&LiquidationTrades, &TradeExecutions, &Payments, &Transfers, &Balances, &Fees}
+
 // TablesOf lists the warehouse tables the raw files of a source load.
 func TablesOf(source string) []string {
 	var out []string
 	if source == extract.SourceStatement {
 		out = append(out, "statements") // loaded from the page headers, without a Table
 	}
-	for _, t := range []*Table{&PaymentOps, &Recon, &FailureConversion, &StatementEntries, &Liquidations,
-		&LiquidationTrades, &TradeExecutions, &Payments, &Transfers, &Balances, &Fees} {
+	for _, t := range allTables {
 		if t.Source == source {
 			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// KnownValue is one value of an open list that recon knows.
+type KnownValue struct{ Table, Column, Value string }
+
+// KnownValues lists the known values of every Enum column, the one list the
+// warehouse's known_values and unknown_values are built from.
+func KnownValues() []KnownValue {
+	var out []KnownValue
+	for _, t := range allTables {
+		for _, c := range t.Columns {
+			for _, v := range c.Values {
+				out = append(out, KnownValue{t.Name, c.Name, v})
+			}
 		}
 	}
 	return out
