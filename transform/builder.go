@@ -172,8 +172,9 @@ func (b *builder) commit(file string, line int64) (string, error) {
 	return "", nil
 }
 
-// reject records a quarantined row.
+// reject records a quarantined row; bytes that are not UTF-8 are kept as \xNN.
 func (b *builder) reject(q quarantined) {
+	q.key, q.reason, q.raw = escapeInvalid(q.key), escapeInvalid(q.reason), escapeInvalid(q.raw)
 	b.bad = append(b.bad, q)
 	b.nbad[q.file]++
 }

@@ -30,3 +30,4 @@ COMMENT ON COLUMN unknown_values.value IS 'The unknown value, as stored (trimmed
 COMMENT ON COLUMN unknown_values.rows IS 'Rows of the table, loaded by the run, with this value.';
 
 COMMENT ON TABLE quarantine IS 'Malformed source rows kept aside instead of loaded (bad decimal or timestamp, wrong column count, invalid UTF-8, missing key, two spellings of one field with different values), with where they were and why. An unknown value of a list is not malformed: it loads (see unknown_values). Reloading a slice replaces its quarantine rows.';
+COMMENT ON COLUMN quarantine.raw IS 'The row as received: the CSV record''s text or the JSON element; a byte that is not UTF-8 is written as \xNN (the reason names it and its offset).';
