@@ -194,3 +194,79 @@ func TestUnknownStateLoadsWithoutFalseBreaks(t *testing.T) {
 		t.Errorf("summary.html has no row %s", row)
 	}
 }
+
+// TestUnreadableFileIsNotComplete: a quarantined row is a break and the run
+// stays complete, but a report that cannot be read at all (no header the
+// table knows) stops the run before anything is published: never complete.
+func TestUnreadableFileIsNotComplete(t *testing.T) {
+	bad := sampleReport(t, extract.SourceRecon, "recon.csv", func(string) string { return "\xff\xfe garbage\n1,2,3\n" })
+	dir := writeInputs(t, sampleReport(t, extract.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }), bad)
+	work := t.TempDir()
+	cfg := pipeline.Config{DB: filepath.Join(work, "recon.duckdb"), ArchiveURL: filepath.Join(work, "archive"),
+		WorkDir: filepath.Join(work, "work"), InputDir: dir, Format: extract.FormatCSV, Version: "test",
+		Accounts: []string{"acme_usd@rn.us.ny.acme"}, Now: func() time.Time { return now }}
+	res, err := pipeline.Run(t.Context(), cfg, mustWindow(t, 0, 0))
+	if err == nil && res.Verdict == output.Complete {
+		t.Fatalf("run on an unreadable report: complete, want an error or incomplete")
+	}
+	if _, err := os.Stat(cfg.DB); !os.IsNotExist(err) {
+		t.Errorf("a database was published after the failed run: stat err %v", err)
+	}
+}
+
+// TestQuarantinedRowIsABreak: a RECON row with a byte that is not UTF-8 is
+// quarantined, the run stays complete, and breaks.csv carries it as a
+// row_quarantined break naming its payment; PAYMENT_OPS does not also
+// report the payment missing from RECON.
+func TestQuarantinedRowIsABreak(t *testing.T) {
+	const id = "9133ef7a-1709-4867-911c-26182308324b"
+	recon := sampleReport(t, extract.SourceRecon, "recon.csv", func(text string) string {
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			if strings.Contains(l, id) {
+				lines[i] = strings.Replace(l, "Acme Bank", "Acme B\xffnk", 1)
+			}
+		}
+		return strings.Join(lines, "\n")
+	})
+	dir := writeInputs(t, sampleReport(t, extract.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }), recon)
+	first, s, cfg := runInputs(t, dir)
+	if first.Verdict != output.Complete || first.Quarantined != 2 {
+		t.Fatalf("verdict %s %q, %d rows quarantined; want complete and the payment's 2 RECON rows", first.Verdict, first.Reasons, first.Quarantined)
+	}
+	var found, missing int
+	for _, k := range openBreaks(t, cfg.DB) {
+		switch {
+		case k.Rule == "row_quarantined" && k.Payment == id:
+			found++
+		case k.Rule == "ops_missing_in_recon" && k.Payment == id:
+			missing++
+		}
+	}
+	if found != 2 || missing != 0 {
+		t.Errorf("%d row_quarantined and %d ops_missing_in_recon breaks of %s, want 2 and 0", found, missing, id)
+	}
+	for _, r := range s.ByRule {
+		if r.Rule == "row_quarantined" && (r.Open != 2 || r.Severity != "P2") {
+			t.Errorf("summary.json: row_quarantined %+v, want 2 open P2", r)
+		}
+	}
+
+	// A later generation of the report (another sha256) loads the rows: the breaks resolve.
+	cfg.InputDir = writeInputs(t, sampleReport(t, extract.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }),
+		sampleReport(t, extract.SourceRecon, "recon.csv", func(s string) string { return s }))
+	cfg.Now = func() time.Time { return now.Add(24 * time.Hour) }
+	res, err := pipeline.Run(t.Context(), cfg, mustWindow(t, 0, 0))
+	if err != nil || res.Verdict != output.Complete {
+		t.Fatalf("second run: %v, verdict %v", err, res)
+	}
+	resolved := keys(t, cfg.DB, keysFrom+`breaks WHERE status = 'resolved' AND rule_id = 'row_quarantined'`)
+	if len(resolved) != 2 || res.Quarantined != 0 {
+		t.Errorf("after the good generation: %d row_quarantined breaks resolved, %d rows quarantined; want 2 and 0", len(resolved), res.Quarantined)
+	}
+	for _, k := range openBreaks(t, cfg.DB) {
+		if k.Rule == "row_quarantined" {
+			t.Errorf("row_quarantined still open: %+v", k)
+		}
+	}
+}

@@ -39,10 +39,6 @@ func csvRows(path, file string) func(*builder) error {
 		if err != nil {
 			return err
 		}
-		key := -1
-		if len(b.t.Key) > 0 {
-			key = b.t.index(b.t.Key[0])
-		}
 		first := len(b.bad)
 		for {
 			start := r.InputOffset()
@@ -67,9 +63,7 @@ func csvRows(path, file string) func(*builder) error {
 			}
 			if reason != "" {
 				q := quarantined{file: file, line: int64(line), reason: reason, start: start, end: end}
-				if key >= 0 {
-					q.key = strings.TrimSpace(b.vals[key].s)
-				}
+				b.readable(&q)
 				b.reject(q)
 			}
 		}

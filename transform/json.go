@@ -181,11 +181,7 @@ func (b *builder) add(at pos, raw json.RawMessage, fill func() error) (ok bool, 
 		return true, nil
 	}
 	q := quarantined{file: at.file, line: at.n, path: at.path, reason: reason, raw: string(raw)}
-	if len(b.t.Key) > 0 {
-		if v := b.vals[b.t.index(b.t.Key[0])]; v.set && !v.isJSON {
-			q.key = v.s
-		}
-	}
+	b.readable(&q)
 	b.reject(q)
 	return false, nil
 }

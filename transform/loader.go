@@ -245,9 +245,9 @@ func execAll(ctx context.Context, tx *sql.Tx, args []any, stmts ...string) error
 // stage_quarantine into quarantine, and writes the files' rows of source_files.
 var recordFilesSQL = []string{
 	`INSERT INTO quarantine (source, account, window_from, window_to, record_key, source_file,
-		report_id, line, path, reason, raw, run_id)
+		report_id, line, path, reason, raw, run_id, payment_id, row_time)
 	SELECT f.source, f.account, f.window_from, f.window_to, q.record_key, q._file, f.report_id, q._line, q.path, q.reason,
-		q.raw, $run_id
+		q.raw, $run_id, q.payment_id, q.row_time
 	FROM stage_quarantine q JOIN stage_files f ON f.source_file = q._file
 	ORDER BY f.n, q._line`,
 	`INSERT OR REPLACE INTO source_files (run_id, source, source_file, request, sha256, size_bytes, fetched_at, window_from,

@@ -52,6 +52,7 @@ type Table struct {
 	Extra      bool     // an extra JSON column keeps fields the table does not know
 	Prov       Provenance
 	Key        []string // natural key: a reload replaces rows with the same key
+	Payment    string   // the column holding a payment id, kept with a quarantined row ("" none)
 	WindowTime string   // reports: the column the provider selects rows by
 	Keep       string   // ORDER BY that picks the row kept when a load brings a key twice ("" keeps all)
 }
@@ -120,7 +121,7 @@ var paymentID = required("network_payment_id")
 
 // PaymentOps is the PAYMENT_OPS report: the spec's field list, in order.
 var PaymentOps = Table{
-	Name: "payment_ops", Source: extract.SourcePaymentOps, Extra: true, Prov: ByReport,
+	Name: "payment_ops", Source: extract.SourcePaymentOps, Extra: true, Prov: ByReport, Payment: "network_payment_id",
 	Columns: report(cols(
 		text("end_to_end_id"), paymentID,
 		one("quote_ts", Time), one("created_at", Time), one("executed_at", Time),
@@ -138,7 +139,7 @@ var PaymentOps = Table{
 
 // Recon is the RECON report: one row per transaction of a payment.
 var Recon = Table{
-	Name: "recon_transactions", Source: extract.SourceRecon, Extra: true, Prov: ByReport,
+	Name: "recon_transactions", Source: extract.SourceRecon, Extra: true, Prov: ByReport, Payment: "network_payment_id",
 	Columns: report(cols(
 		text("end_to_end_id"), paymentID,
 		enum("payment_state", paymentStates),
@@ -169,7 +170,7 @@ var Recon = Table{
 
 // FailureConversion is the FAILURE_CONVERSION_SSA report.
 var FailureConversion = Table{
-	Name: "failure_conversions", Source: extract.SourceFailureConversion, Extra: true, Prov: ByReport,
+	Name: "failure_conversions", Source: extract.SourceFailureConversion, Extra: true, Prov: ByReport, Payment: "network_payment_id",
 	Columns: report(cols(
 		text("end_to_end_id"), paymentID,
 		text("execution_result_type"), one("execution_timestamp", Time),
@@ -188,7 +189,7 @@ var FailureConversion = Table{
 
 // StatementEntries are the entries of a ledger statement page.
 var StatementEntries = Table{
-	Name: "statement_entries", Source: extract.SourceStatement, Prov: ByRun,
+	Name: "statement_entries", Source: extract.SourceStatement, Prov: ByRun, Payment: "transaction_id",
 	Columns: cols(
 		required("account"), required("transaction_id"),
 		enum("transaction_type", statementTypes), text("transaction_state"),
@@ -204,7 +205,7 @@ var StatementEntries = Table{
 // detail (GET /liquidations/{id}) flattened.
 var (
 	Liquidations = Table{
-		Name: "liquidations", Source: extract.SourceLiquidation, Extra: true, Prov: ByRun,
+		Name: "liquidations", Source: extract.SourceLiquidation, Extra: true, Prov: ByRun, Payment: "network_payment_id",
 		Columns: cols(
 			required("liquidation_id"), text("account_id"),
 			one("created_at", Time), one("modified_at", Time),
@@ -250,7 +251,7 @@ var (
 
 // Payments is the server API's view of payments (GET /v4/payments).
 var Payments = Table{
-	Name: "payments", Source: extract.SourcePayment, Prov: ByRun,
+	Name: "payments", Source: extract.SourcePayment, Prov: ByRun, Payment: "payment_id",
 	Columns: cols(
 		required("payment_id"), enum("payment_state", paymentStates), enum("payment_type", paymentTypes),
 		text("end_to_end_id", "contract_hash"),
