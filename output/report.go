@@ -239,6 +239,15 @@ type Quarantine struct {
 	BySource map[string]int64 `json:"by_source"`
 }
 
+// UnknownValue counts the rows a run loaded with a value that recon does
+// not know in a column with a list of values (table unknown_values).
+type UnknownValue struct {
+	Table  string `json:"table"`
+	Column string `json:"column"`
+	Value  string `json:"value"`
+	Rows   int64  `json:"rows"`
+}
+
 // Summary is summary.json: what the run reported, counted.
 type Summary struct {
 	Run        RunInfo           `json:"run"`
@@ -248,6 +257,7 @@ type Summary struct {
 	Currencies []CurrencyTotal   `json:"totals_by_currency"`
 	Ageing     []Bucket          `json:"ageing"`
 	Quarantine Quarantine        `json:"quarantine"`
+	Unknown    []UnknownValue    `json:"unknown_values"`
 }
 
 // ageing are the buckets of days outstanding, as [min, max] days.
@@ -258,7 +268,7 @@ var ageing = []struct {
 
 func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error) {
 	s := Summary{Run: run.normalised(), ByRule: []RuleCounts{}, BySeverity: map[string]Counts{}, Currencies: []CurrencyTotal{},
-		Quarantine: Quarantine{BySource: map[string]int64{}}}
+		Quarantine: Quarantine{BySource: map[string]int64{}}, Unknown: []UnknownValue{}}
 	byRule := map[string]*RuleCounts{}
 	for _, r := range run.Rules {
 		byRule[r.ID] = &RuleCounts{Rule: r.ID, Severity: r.Severity}
@@ -339,6 +349,18 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 			s.Quarantine.Rows += n
 			return nil
 		})
+	if err != nil {
+		return s, err
+	}
+	err = query(ctx, conn, `SELECT table_name, column_name, value, rows FROM unknown_values WHERE run_id = $run_id
+		ORDER BY table_name, column_name, value`, []any{sql.Named("run_id", run.ID)}, func(rows *sql.Rows) error {
+		var u UnknownValue
+		if err := rows.Scan(&u.Table, &u.Column, &u.Value, &u.Rows); err != nil {
+			return err
+		}
+		s.Unknown = append(s.Unknown, u)
+		return nil
+	})
 	return s, err
 }
 

@@ -1,15 +1,18 @@
 package pipeline_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"recon/extract"
+	"recon/output"
 	"recon/pipeline"
 )
 
@@ -71,5 +74,199 @@ func TestRunOnArchivedInputs(t *testing.T) {
 	}
 	if _, err := os.Stat(tampered.DB); !os.IsNotExist(err) {
 		t.Errorf("a database was published after the failed run: stat err %v", err)
+	}
+}
+
+// inputFile is one raw file of a hand-made input folder (recon load --dir).
+type inputFile struct {
+	file extract.RawFile
+	body []byte
+}
+
+// sampleReport is a report of testdata/load/sample (2026-10-01), its text
+// passed through edit.
+func sampleReport(t *testing.T, source, name string, edit func(string) string) inputFile {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../testdata/load/sample/reports", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := mustWindow(t, 0, 0)
+	return inputFile{extract.RawFile{Source: source, Format: extract.FormatCSV, Path: "reports/" + name, Window: w,
+		Status: extract.StatusReady, ReportID: "r-" + source, Request: "test"}, []byte(edit(string(b)))}
+}
+
+// writeInputs writes files and an index.json with their sizes and sha256.
+func writeInputs(t *testing.T, files ...inputFile) string {
+	t.Helper()
+	dir := t.TempDir()
+	var index []extract.RawFile
+	for _, f := range files {
+		f.file.Size, f.file.SHA256 = int64(len(f.body)), output.SHA256(f.body)
+		index = append(index, f.file)
+		p := filepath.Join(dir, filepath.FromSlash(f.file.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := json.Marshal(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// runInputs runs the pipeline over 2026-10-01 on an input folder, without
+// the network, and returns the result and the run's summary.json.
+func runInputs(t *testing.T, dir string) (*pipeline.Result, output.Summary, pipeline.Config) {
+	t.Helper()
+	work := t.TempDir()
+	cfg := pipeline.Config{DB: filepath.Join(work, "recon.duckdb"), ArchiveURL: filepath.Join(work, "archive"),
+		WorkDir: filepath.Join(work, "work"), InputDir: dir, Format: extract.FormatCSV, Version: "test",
+		Accounts: []string{"acme_usd@rn.us.ny.acme", "acme_eur@rn.us.ny.acme"},
+		Now:      func() time.Time { return now }}
+	res, err := pipeline.Run(t.Context(), cfg, mustWindow(t, 0, 0))
+	if err != nil {
+		t.Fatalf("run on %s: %v", dir, err)
+	}
+	runs, _ := filepath.Glob(filepath.Join(cfg.ArchiveURL, "run_date=*", "run_id="+res.RunID))
+	if len(runs) != 1 {
+		t.Fatalf("archive of %s: found %v", res.RunID, runs)
+	}
+	s, err := output.ReadSummary(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, s, cfg
+}
+
+// TestUnknownStateLoadsWithoutFalseBreaks: a payment state the spec's lists
+// do not show (SETTLED) in PAYMENT_OPS and in RECON loads as received, the
+// other report's rows of those payments find their partner (no
+// recon_missing_in_ops, no ops_missing_in_recon), the run stays complete, and
+// summary.json counts the value per table and column.
+func TestUnknownStateLoadsWithoutFalseBreaks(t *testing.T) {
+	const opsSettled, reconSettled = "9133ef7a-1709-4867-911c-26182308324b", "ed3b8ef7-b524-4ef7-bfba-9a50bc2821f4"
+	settle := func(id string) func(string) string {
+		return func(text string) string {
+			lines := strings.Split(text, "\n")
+			for i, l := range lines {
+				if strings.Contains(l, id) {
+					lines[i] = strings.Replace(l, ",COMPLETED,", ",SETTLED,", 1)
+				}
+			}
+			return strings.Join(lines, "\n")
+		}
+	}
+	dir := writeInputs(t, sampleReport(t, extract.SourcePaymentOps, "payment_ops.csv", settle(opsSettled)),
+		sampleReport(t, extract.SourceRecon, "recon.csv", settle(reconSettled)))
+	res, s, cfg := runInputs(t, dir)
+	if res.Verdict != output.Complete || res.Quarantined != 0 {
+		t.Errorf("verdict %s %q, %d rows quarantined; want complete and none", res.Verdict, res.Reasons, res.Quarantined)
+	}
+	for _, k := range openBreaks(t, cfg.DB) {
+		if (k.Payment == opsSettled || k.Payment == reconSettled) && (k.Rule == "recon_missing_in_ops" || k.Rule == "ops_missing_in_recon") {
+			t.Errorf("break %s on the payment with the unknown state %s", k.Rule, k.Payment)
+		}
+	}
+	want := []output.UnknownValue{
+		{Table: "payment_ops", Column: "payment_state", Value: "SETTLED", Rows: 1},
+		{Table: "recon_transactions", Column: "payment_state", Value: "SETTLED", Rows: 2},
+	}
+	if diff := cmp.Diff(want, s.Unknown); diff != "" {
+		t.Errorf("summary.json unknown_values (-want +got):\n%s", diff)
+	}
+	page, _ := filepath.Glob(filepath.Join(cfg.ArchiveURL, "run_date=*", "run_id="+res.RunID, output.SummaryHTML))
+	if len(page) != 1 {
+		t.Fatalf("summary.html: found %v", page)
+	}
+	b, err := os.ReadFile(page[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := "<td>recon_transactions</td><td>payment_state</td><td>SETTLED</td><td class=\"num\">2</td>"; !strings.Contains(string(b), row) {
+		t.Errorf("summary.html has no row %s", row)
+	}
+}
+
+// TestUnreadableFileIsNotComplete: a quarantined row is a break and the run
+// stays complete, but a report that cannot be read at all (no header the
+// table knows) stops the run before anything is published: never complete.
+func TestUnreadableFileIsNotComplete(t *testing.T) {
+	bad := sampleReport(t, extract.SourceRecon, "recon.csv", func(string) string { return "\xff\xfe garbage\n1,2,3\n" })
+	dir := writeInputs(t, sampleReport(t, extract.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }), bad)
+	work := t.TempDir()
+	cfg := pipeline.Config{DB: filepath.Join(work, "recon.duckdb"), ArchiveURL: filepath.Join(work, "archive"),
+		WorkDir: filepath.Join(work, "work"), InputDir: dir, Format: extract.FormatCSV, Version: "test",
+		Accounts: []string{"acme_usd@rn.us.ny.acme"}, Now: func() time.Time { return now }}
+	res, err := pipeline.Run(t.Context(), cfg, mustWindow(t, 0, 0))
+	if err == nil && res.Verdict == output.Complete {
+		t.Fatalf("run on an unreadable report: complete, want an error or incomplete")
+	}
+	if _, err := os.Stat(cfg.DB); !os.IsNotExist(err) {
+		t.Errorf("a database was published after the failed run: stat err %v", err)
+	}
+}
+
+// TestQuarantinedRowIsABreak: a RECON row with a byte that is not UTF-8 is
+// quarantined, the run stays complete, and breaks.csv carries it as a
+// row_quarantined break naming its payment; PAYMENT_OPS does not also
+// report the payment missing from RECON.
+func TestQuarantinedRowIsABreak(t *testing.T) {
+	const id = "9133ef7a-1709-4867-911c-26182308324b"
+	recon := sampleReport(t, extract.SourceRecon, "recon.csv", func(text string) string {
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			if strings.Contains(l, id) {
+				lines[i] = strings.Replace(l, "Acme Bank", "Acme B\xffnk", 1)
+			}
+		}
+		return strings.Join(lines, "\n")
+	})
+	dir := writeInputs(t, sampleReport(t, extract.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }), recon)
+	first, s, cfg := runInputs(t, dir)
+	if first.Verdict != output.Complete || first.Quarantined != 2 {
+		t.Fatalf("verdict %s %q, %d rows quarantined; want complete and the payment's 2 RECON rows", first.Verdict, first.Reasons, first.Quarantined)
+	}
+	var found, missing int
+	for _, k := range openBreaks(t, cfg.DB) {
+		switch {
+		case k.Rule == "row_quarantined" && k.Payment == id:
+			found++
+		case k.Rule == "ops_missing_in_recon" && k.Payment == id:
+			missing++
+		}
+	}
+	if found != 2 || missing != 0 {
+		t.Errorf("%d row_quarantined and %d ops_missing_in_recon breaks of %s, want 2 and 0", found, missing, id)
+	}
+	for _, r := range s.ByRule {
+		if r.Rule == "row_quarantined" && (r.Open != 2 || r.Severity != "P2") {
+			t.Errorf("summary.json: row_quarantined %+v, want 2 open P2", r)
+		}
+	}
+
+	// A later generation of the report (another sha256) loads the rows: the breaks resolve.
+	cfg.InputDir = writeInputs(t, sampleReport(t, extract.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }),
+		sampleReport(t, extract.SourceRecon, "recon.csv", func(s string) string { return s }))
+	cfg.Now = func() time.Time { return now.Add(24 * time.Hour) }
+	res, err := pipeline.Run(t.Context(), cfg, mustWindow(t, 0, 0))
+	if err != nil || res.Verdict != output.Complete {
+		t.Fatalf("second run: %v, verdict %v", err, res)
+	}
+	resolved := keys(t, cfg.DB, keysFrom+`breaks WHERE status = 'resolved' AND rule_id = 'row_quarantined'`)
+	if len(resolved) != 2 || res.Quarantined != 0 {
+		t.Errorf("after the good generation: %d row_quarantined breaks resolved, %d rows quarantined; want 2 and 0", len(resolved), res.Quarantined)
+	}
+	for _, k := range openBreaks(t, cfg.DB) {
+		if k.Rule == "row_quarantined" {
+			t.Errorf("row_quarantined still open: %+v", k)
+		}
 	}
 }

@@ -1,13 +1,14 @@
 -- id: liquidation_missing
 -- severity: P2
 -- description: A COMPLETED payment received by this node through a destination exchange has no liquidation.
--- reads: payment_ops, liquidations
+-- reads: payment_ops, liquidations, quarantine
 -- param: grace INTERVAL = 24 hours  (after executed_at before a missing liquidation is a break)
 --
 -- PAYMENT_OPS names destination_exchange only when we receive across
 -- currencies (a receiver-only field): such a payment's XRP is liquidated
 -- there. Any loaded liquidation naming the payment matches it, whenever it
--- was created.
+-- was created. A liquidation of the payment that sits in quarantine is not
+-- missing (row_quarantined reports it).
 SELECT
     o.network_payment_id AS break_key,
     o.quote_ts AS event_at,
@@ -27,3 +28,4 @@ WHERE o.quote_ts >= $window_start AND o.quote_ts < $window_end
   AND o.payment_state = 'COMPLETED'
   AND o.destination_exchange IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM liquidations l WHERE l.network_payment_id = o.network_payment_id)
+  AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.source = 'liquidation' AND q.payment_id = o.network_payment_id)

@@ -1,12 +1,14 @@
 -- id: liquidation_stuck
 -- severity: P3
--- description: A liquidation is still CREATED, QUEUED or STARTED longer than a threshold after it was created, at the run's as-of time.
+-- description: A liquidation is not finished (not COMPLETED, PARTIALLY_COMPLETED or FAILED: CREATED, QUEUED, STARTED or a status recon does not know) longer than a threshold after it was created, at the run's as-of time.
 -- reads: liquidations
 -- param: threshold INTERVAL = 24 hours  (after created_at before an unfinished liquidation is a break)
 --
 -- Measured from created_at, not from the last change: a liquidation whose
 -- trades trickle in for a day is stuck too. Younger unfinished ones are
--- pending.
+-- pending. The list of statuses is open (spec: "not shown"): a status
+-- outside known_values is not a known terminal one, so it counts as
+-- unfinished.
 SELECT
     liquidation_id AS break_key,
     created_at AS event_at,
@@ -22,4 +24,4 @@ SELECT
     'liquidation ' || liquidation_id || ' (' || source_file || ')' AS left_source
 FROM liquidations
 WHERE created_at >= $window_start AND created_at < $window_end
-  AND status IN ('CREATED', 'QUEUED', 'STARTED')
+  AND status NOT IN ('COMPLETED', 'PARTIALLY_COMPLETED', 'FAILED')

@@ -1,7 +1,10 @@
 -- id: ops_missing_in_recon
 -- severity: P2
 -- description: A COMPLETED or EXECUTED payment in PAYMENT_OPS has no RECON row.
--- reads: payment_ops, recon_transactions, report_files
+-- reads: payment_ops, recon_transactions, report_files, quarantine
+--
+-- A payment with a RECON row in quarantine is not missing there:
+-- row_quarantined reports that row.
 SELECT
     o.network_payment_id AS break_key,
     o.quote_ts AS event_at,
@@ -17,5 +20,6 @@ SELECT
        AND CAST(o.quote_ts AS DATE) BETWEEN f.window_from AND f.window_to) AS right_source
 FROM payment_ops o
 ANTI JOIN recon_transactions r ON r.network_payment_id = o.network_payment_id
+ANTI JOIN (SELECT payment_id FROM quarantine WHERE source = 'recon') q ON q.payment_id = o.network_payment_id
 WHERE o.quote_ts >= $window_start AND o.quote_ts < $window_end
   AND o.payment_state IN ('COMPLETED', 'EXECUTED')

@@ -1,7 +1,10 @@
 -- id: payment_missing_in_statement
 -- severity: P1
 -- description: A COMPLETED or EXECUTED payment of this node has no statement entry (transaction_id = payment id) on its account.
--- reads: payment_ops, statement_entries, statements
+-- reads: payment_ops, statement_entries, statements, quarantine
+--
+-- An entry of the payment on the account that sits in quarantine is not
+-- missing (row_quarantined reports it).
 -- param: grace INTERVAL = 24 hours  (after executed_at before a missing entry is a break)
 WITH moved AS NOT MATERIALIZED (
     SELECT network_payment_id, end_to_end_id, quote_ts, coalesce(executed_at, quote_ts) AS settled_at, payment_state,
@@ -39,3 +42,5 @@ SELECT
      WHERE st.account = s.account AND s.settled_at >= st.start_datetime AND s.settled_at < st.end_datetime) AS right_source
 FROM sides s
 ANTI JOIN statement_entries e ON e.account = s.account AND e.transaction_id = s.network_payment_id
+ANTI JOIN (SELECT account, payment_id FROM quarantine WHERE source = 'statement') q
+    ON q.account = s.account AND q.payment_id = s.network_payment_id

@@ -1,7 +1,10 @@
 -- id: recon_missing_in_ops
 -- severity: P2
 -- description: A payment in RECON has no PAYMENT_OPS row.
--- reads: recon_transactions, payment_ops, report_files
+-- reads: recon_transactions, payment_ops, report_files, quarantine
+--
+-- A payment whose PAYMENT_OPS row sits in quarantine is not missing there:
+-- row_quarantined reports that row.
 WITH orphans AS (
     SELECT
         r.network_payment_id,
@@ -16,6 +19,7 @@ WITH orphans AS (
         max(r.source_line) AS last_line
     FROM recon_transactions r
     ANTI JOIN payment_ops o ON o.network_payment_id = r.network_payment_id
+    ANTI JOIN (SELECT payment_id FROM quarantine WHERE source = 'payment_ops') q ON q.payment_id = r.network_payment_id
     WHERE r.quote_ts >= $window_start AND r.quote_ts < $window_end
     GROUP BY r.network_payment_id
 )

@@ -1,12 +1,13 @@
 -- id: statement_entry_without_payment
 -- severity: P2
 -- description: A PAYMENT statement entry on this node's account matches no payment in any report or the server API.
--- reads: statement_entries, statements, payment_ops, recon_transactions, failure_conversions, payments, report_files
+-- reads: statement_entries, statements, payment_ops, recon_transactions, failure_conversions, payments, report_files, quarantine
 -- param: grace INTERVAL = 24 hours  (after created_at before an unmatched entry is a break)
 -- param: quote_lag INTERVAL = 1 hour  (a payment is quoted at most this long before its entry; the PAYMENT_OPS reports must cover that time)
 --
 -- The sources of payments are listed in known_payments; another source is
--- one more UNION ALL branch and one more table in reads.
+-- one more UNION ALL branch and one more table in reads. A payment whose row
+-- in one of them sits in quarantine is known: row_quarantined reports that row.
 WITH known_payments AS (
     SELECT network_payment_id AS payment_id FROM payment_ops
     UNION ALL
@@ -15,6 +16,8 @@ WITH known_payments AS (
     SELECT network_payment_id FROM failure_conversions
     UNION ALL
     SELECT payment_id FROM payments
+    UNION ALL
+    SELECT payment_id FROM quarantine WHERE source IN ('payment_ops', 'recon', 'failure_conversion', 'payment')
 )
 SELECT
     e.account || '|' || e.transaction_id AS break_key,

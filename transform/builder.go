@@ -50,12 +50,15 @@ func stageSchema(t *Table) *arrow.Schema {
 
 // quarantined is a rejected record and where it was.
 type quarantined struct {
-	file   string
-	line   int64
-	path   string // JSON path of the element; "" for CSV
-	key    string // the record's key when it could be read
-	reason string
-	raw    string
+	file string
+	line int64
+	path string // JSON path of the element; "" for CSV
+	key  string // the record's key when it could be read
+	// Best effort: the record's payment id and time (microseconds; 0 unknown).
+	paymentID string
+	at        int64
+	reason    string
+	raw       string
 	// CSV: byte range of the record in its file, read into raw after the parse.
 	start, end int64
 }
@@ -172,8 +175,32 @@ func (b *builder) commit(file string, line int64) (string, error) {
 	return "", nil
 }
 
-// reject records a quarantined row.
+// readable fills, from the current row, what a rejected record's key,
+// payment id and time are when they can be read.
+func (b *builder) readable(q *quarantined) {
+	text := func(col string) string {
+		if i := b.t.index(col); i >= 0 && b.vals[i].set && !b.vals[i].isJSON {
+			return strings.TrimSpace(b.vals[i].s)
+		}
+		return ""
+	}
+	if len(b.t.Key) > 0 {
+		q.key = text(b.t.Key[0])
+	}
+	q.paymentID = text(b.t.Payment)
+	tc := b.t.WindowTime
+	if tc == "" {
+		tc = "created_at"
+	}
+	if us, err := parseTime(text(tc)); err == nil {
+		q.at = us
+	}
+}
+
+// reject records a quarantined row; bytes that are not UTF-8 are kept as \xNN.
 func (b *builder) reject(q quarantined) {
+	q.key, q.paymentID = escapeInvalid(q.key), escapeInvalid(q.paymentID)
+	q.reason, q.raw = escapeInvalid(q.reason), escapeInvalid(q.raw)
 	b.bad = append(b.bad, q)
 	b.nbad[q.file]++
 }

@@ -14,7 +14,8 @@ import (
 // csvRows returns a producer of the records of a CSV report: the header
 // names the columns (Table.Canonical), unknown columns go to extra, and a
 // record with the wrong number of fields, bad quoting or a bad value is
-// rejected with its line (the header is line 1) and its exact text.
+// rejected with its line (the header is line 1) and its exact text (bytes
+// that are not UTF-8 written as \xNN).
 func csvRows(path, file string) func(*builder) error {
 	return func(b *builder) error {
 		f, err := os.Open(path)
@@ -38,10 +39,6 @@ func csvRows(path, file string) func(*builder) error {
 		if err != nil {
 			return err
 		}
-		key := -1
-		if len(b.t.Key) > 0 {
-			key = b.t.index(b.t.Key[0])
-		}
 		first := len(b.bad)
 		for {
 			start := r.InputOffset()
@@ -57,35 +54,16 @@ func csvRows(path, file string) func(*builder) error {
 				return err
 			}
 			line, _ := r.FieldPos(0)
-			if len(rec) != len(header) {
-				what := "too few"
-				if len(rec) > len(header) {
-					what = "too many"
-				}
-				b.reject(quarantined{file: file, line: int64(line), start: start, end: end,
-					reason: fmt.Sprintf("%s columns: %d, header has %d", what, len(rec), len(header))})
-				continue
-			}
 			b.reset()
-			for i, v := range rec {
-				switch {
-				case v == "": // an empty cell is null
-				case index[i] >= 0:
-					b.vals[index[i]] = textValue(v)
-				default:
-					q, _ := json.Marshal(v) // a string always marshals
-					b.setExtra(header[i], q)
+			reason := csvRecord(b, header, index, rec)
+			if reason == "" {
+				if reason, err = b.commit(file, int64(line)); err != nil {
+					return err
 				}
-			}
-			reason, err := b.commit(file, int64(line))
-			if err != nil {
-				return err
 			}
 			if reason != "" {
 				q := quarantined{file: file, line: int64(line), reason: reason, start: start, end: end}
-				if key >= 0 {
-					q.key = strings.TrimSpace(b.vals[key].s)
-				}
+				b.readable(&q)
 				b.reject(q)
 			}
 		}
@@ -93,9 +71,46 @@ func csvRows(path, file string) func(*builder) error {
 	}
 }
 
+// csvRecord puts the cells of a record into the current row (unknown
+// columns to extra) and returns why the record is rejected before its
+// values are checked: a wrong number of fields, a cell that is not UTF-8, or
+// two header fields of one column (network_payment_id and
+// ripplenet_payment_id) with different values. The cells it could read stay
+// in the row, so a rejected record keeps its key when it has one.
+func csvRecord(b *builder, header []string, index []int, rec []string) string {
+	var reasons []string
+	if len(rec) != len(header) {
+		what := "too few"
+		if len(rec) > len(header) {
+			what = "too many"
+		}
+		reasons = append(reasons, fmt.Sprintf("%s columns: %d, header has %d", what, len(rec), len(header)))
+	}
+	for i, v := range rec[:min(len(rec), len(header))] {
+		if at := invalidUTF8(v); at >= 0 {
+			reasons = append(reasons, fmt.Sprintf("invalid UTF-8 in %s: byte 0x%02x at offset %d", header[i], v[at], at))
+			continue
+		}
+		j := index[i]
+		switch {
+		case v == "": // an empty cell is null
+		case j >= 0 && b.seen[j] && strings.TrimSpace(b.vals[j].s) != strings.TrimSpace(v):
+			reasons = append(reasons, fmt.Sprintf("two fields give %s different values: %s and %s",
+				b.t.Columns[j].Name, clip(b.vals[j].s), clip(v)))
+		case j >= 0:
+			b.vals[j], b.seen[j] = textValue(v), true
+		default:
+			q, _ := json.Marshal(v) // a string always marshals
+			b.setExtra(header[i], q)
+		}
+	}
+	return strings.Join(reasons, "; ")
+}
+
 // headerIndex maps each header field to its column's position, or -1 for a
-// field the table does not know; a column named twice, or a required column
-// missing, is an error.
+// field the table does not know; a required column missing is an error. A
+// column may be named twice (network_payment_id and ripplenet_payment_id):
+// each record must then give it one value (csvRecord).
 func headerIndex(t *Table, header []string) ([]int, error) {
 	index := make([]int, len(header))
 	seen := map[string]bool{}
@@ -104,9 +119,6 @@ func headerIndex(t *Table, header []string) ([]int, error) {
 		index[i] = -1
 		if !ok {
 			continue
-		}
-		if seen[name] {
-			return nil, fmt.Errorf("column %q appears twice in the header", name)
 		}
 		seen[name] = true
 		index[i] = t.index(name)
@@ -127,7 +139,7 @@ func readRaw(f *os.File, bad []quarantined) error {
 		if _, err := f.ReadAt(buf, q.start); err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("read line %d: %w", q.line, err)
 		}
-		q.raw = strings.Trim(string(buf), "\r\n")
+		q.raw = escapeInvalid(strings.Trim(string(buf), "\r\n"))
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strings"
+	"unicode/utf8"
 
 	gojson "github.com/goccy/go-json"
 )
@@ -43,6 +45,15 @@ func jsonArray(r io.Reader, fn func(n int64, raw json.RawMessage) error) error {
 		return errors.New("data after the JSON array")
 	}
 	return nil
+}
+
+// bom is the UTF-8 byte order mark some tools write at the start of a file.
+var bom = []byte("\ufeff")
+
+// readDoc reads a JSON document, without a UTF-8 byte order mark.
+func readDoc(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	return bytes.TrimPrefix(b, bom), err
 }
 
 // object decodes a JSON object; ok is false for any other JSON value.
@@ -81,8 +92,10 @@ func (b *builder) setFields(m map[string]json.RawMessage, sh shape) error {
 			return fmt.Errorf("field %s: %w", k, err)
 		}
 		switch {
-		case ok && b.seen[i] && b.vals[i] != v: // ripplenet_payment_id and network_payment_id, say
-			return fmt.Errorf("two fields give %s different values", b.t.Columns[i].Name)
+		case ok && !v.set: // null is no value, like an empty CSV cell
+		case ok && b.seen[i] && (b.vals[i].isJSON != v.isJSON || strings.TrimSpace(b.vals[i].s) != strings.TrimSpace(v.s)):
+			// ripplenet_payment_id and network_payment_id, say
+			return fmt.Errorf("two fields give %s different values: %s and %s", b.t.Columns[i].Name, clip(b.vals[i].s), clip(v.s))
 		case ok:
 			b.vals[i], b.seen[i] = v, true
 		case v.set: // like an empty CSV cell, null is no value
@@ -93,8 +106,9 @@ func (b *builder) setFields(m map[string]json.RawMessage, sh shape) error {
 }
 
 // jsonReportRows returns a producer of the elements of a JSON report: an
-// array of row objects, fields matched by name like a CSV header. An element
-// that is not an object, or has a bad value, is rejected with its number.
+// array of row objects (after a UTF-8 byte order mark, if any), fields
+// matched by name like a CSV header. An element that is not an object, is
+// not UTF-8 or has a bad value is rejected with its number.
 func jsonReportRows(path, file string) func(*builder) error {
 	return func(b *builder) error {
 		f, err := os.Open(path)
@@ -102,7 +116,11 @@ func jsonReportRows(path, file string) func(*builder) error {
 			return err
 		}
 		defer f.Close()
-		return jsonArray(bufio.NewReaderSize(f, 1<<20), func(n int64, raw json.RawMessage) error {
+		r := bufio.NewReaderSize(f, 1<<20)
+		if p, _ := r.Peek(len(bom)); bytes.Equal(p, bom) {
+			r.Discard(len(bom))
+		}
+		return jsonArray(r, func(n int64, raw json.RawMessage) error {
 			_, err := b.element(pos{file: file, n: n, path: fmt.Sprintf("$[%d]", n-1)}, raw, shape{}, nil)
 			return err
 		})
@@ -146,13 +164,16 @@ func (b *builder) element(at pos, raw json.RawMessage, sh shape, fixed map[strin
 }
 
 // add fills the current row from one JSON element and appends it; when fill
-// fails or a value is bad, the element is rejected with its position and
-// text, and ok is false.
+// fails, the element is not UTF-8 or a value is bad, the element is rejected
+// with its position and text, and ok is false.
 func (b *builder) add(at pos, raw json.RawMessage, fill func() error) (ok bool, err error) {
 	b.reset()
 	reason := ""
 	if ferr := fill(); ferr != nil {
 		reason = ferr.Error()
+	} else if !utf8.Valid(raw) {
+		i := invalidUTF8(string(raw))
+		reason = fmt.Sprintf("invalid UTF-8: byte 0x%02x at offset %d of the element", raw[i], i)
 	} else if reason, err = b.commit(at.file, at.n); err != nil {
 		return false, err
 	}
@@ -160,11 +181,7 @@ func (b *builder) add(at pos, raw json.RawMessage, fill func() error) (ok bool, 
 		return true, nil
 	}
 	q := quarantined{file: at.file, line: at.n, path: at.path, reason: reason, raw: string(raw)}
-	if len(b.t.Key) > 0 {
-		if v := b.vals[b.t.index(b.t.Key[0])]; v.set && !v.isJSON {
-			q.key = v.s
-		}
-	}
+	b.readable(&q)
 	b.reject(q)
 	return false, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 	"unicode"
@@ -55,7 +54,7 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 		}
 	}()
 	for _, f := range files {
-		body, err := os.ReadFile(l.path(f))
+		body, err := readDoc(l.path(f))
 		if err != nil {
 			return nil, err
 		}

@@ -73,7 +73,9 @@ func (s Stats) Changes() int64 {
 // report; each statement (account and window, all its pages); each balances
 // snapshot; and all liquidations, payments, transfers and fees, replaced by
 // key. Every slice is replaced inside one transaction, so a load that fails
-// part way leaves each slice either as it was or wholly replaced.
+// part way leaves each slice either as it was or wholly replaced. Last, the
+// values of open lists that the run's rows hold and recon does not know are
+// counted in unknown_values.
 func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, error) {
 	conn, err := l.db.Conn(ctx)
 	if err != nil {
@@ -125,6 +127,9 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 		l.log.Info("loaded", "source", first.Source, "file", first.Path, "files", len(fs), "rows", rows,
 			"quarantined", bad, "changes", changes)
 		st.Files = append(st.Files, fs...)
+	}
+	if err := l.countUnknown(ctx, conn); err != nil {
+		return st, fmt.Errorf("load: %w", err)
 	}
 	return st, nil
 }
@@ -240,9 +245,9 @@ func execAll(ctx context.Context, tx *sql.Tx, args []any, stmts ...string) error
 // stage_quarantine into quarantine, and writes the files' rows of source_files.
 var recordFilesSQL = []string{
 	`INSERT INTO quarantine (source, account, window_from, window_to, record_key, source_file,
-		report_id, line, path, reason, raw, run_id)
+		report_id, line, path, reason, raw, run_id, payment_id, row_time)
 	SELECT f.source, f.account, f.window_from, f.window_to, q.record_key, q._file, f.report_id, q._line, q.path, q.reason,
-		q.raw, $run_id
+		q.raw, $run_id, q.payment_id, q.row_time
 	FROM stage_quarantine q JOIN stage_files f ON f.source_file = q._file
 	ORDER BY f.n, q._line`,
 	`INSERT OR REPLACE INTO source_files (run_id, source, source_file, request, sha256, size_bytes, fetched_at, window_from,

@@ -21,7 +21,7 @@ const (
 	Amount               // DECIMAL(38,12): a plain or exponent decimal with at most 12 decimals
 	Time                 // TIMESTAMPTZ: ISO 8601, UTC unless an offset is given
 	Currency             // code, trimmed and upper-cased
-	Enum                 // one of Column.Values, exactly
+	Enum                 // an open list: trimmed and kept verbatim; Column.Values are the values known (KnownValues)
 	Bool                 // true or false
 	Labels               // VARCHAR[]: a JSON array of strings or of {"label": ...} objects
 )
@@ -30,7 +30,7 @@ const (
 type Column struct {
 	Name     string
 	Kind     Kind
-	Values   []string // Enum only
+	Values   []string // Enum only: the values known; any other loads and is counted in unknown_values
 	Required bool     // a null or blank value sends the row to quarantine
 	Tracked  bool     // reports: a change between generations is recorded
 }
@@ -52,11 +52,15 @@ type Table struct {
 	Extra      bool     // an extra JSON column keeps fields the table does not know
 	Prov       Provenance
 	Key        []string // natural key: a reload replaces rows with the same key
+	Payment    string   // the column holding a payment id, kept with a quarantined row ("" none)
 	WindowTime string   // reports: the column the provider selects rows by
 	Keep       string   // ORDER BY that picks the row kept when a load brings a key twice ("" keeps all)
 }
 
-// Enumerations from the spec, DESIGN.md §3 and the brief's choices.
+// Enumerations from the spec, DESIGN.md §3 and the brief's choices: the
+// values known. The spec calls the full lists "not shown", so they are open:
+// a value outside its list loads as received and is counted per run in
+// unknown_values (see KnownValues); the rules treat it as no known state.
 var (
 	paymentStates = []string{"ACCEPTED", "AWAITING_COLLECTION", "COMPLETED", "EXECUTED", "FAILED",
 		"FORWARDED", "LOCK_DECLINED", "LOCKED", "PREPARED", "RETURNED", "SETTLEMENT_DECLINED"}
@@ -117,7 +121,7 @@ var paymentID = required("network_payment_id")
 
 // PaymentOps is the PAYMENT_OPS report: the spec's field list, in order.
 var PaymentOps = Table{
-	Name: "payment_ops", Source: extract.SourcePaymentOps, Extra: true, Prov: ByReport,
+	Name: "payment_ops", Source: extract.SourcePaymentOps, Extra: true, Prov: ByReport, Payment: "network_payment_id",
 	Columns: report(cols(
 		text("end_to_end_id"), paymentID,
 		one("quote_ts", Time), one("created_at", Time), one("executed_at", Time),
@@ -135,7 +139,7 @@ var PaymentOps = Table{
 
 // Recon is the RECON report: one row per transaction of a payment.
 var Recon = Table{
-	Name: "recon_transactions", Source: extract.SourceRecon, Extra: true, Prov: ByReport,
+	Name: "recon_transactions", Source: extract.SourceRecon, Extra: true, Prov: ByReport, Payment: "network_payment_id",
 	Columns: report(cols(
 		text("end_to_end_id"), paymentID,
 		enum("payment_state", paymentStates),
@@ -166,7 +170,7 @@ var Recon = Table{
 
 // FailureConversion is the FAILURE_CONVERSION_SSA report.
 var FailureConversion = Table{
-	Name: "failure_conversions", Source: extract.SourceFailureConversion, Extra: true, Prov: ByReport,
+	Name: "failure_conversions", Source: extract.SourceFailureConversion, Extra: true, Prov: ByReport, Payment: "network_payment_id",
 	Columns: report(cols(
 		text("end_to_end_id"), paymentID,
 		text("execution_result_type"), one("execution_timestamp", Time),
@@ -185,7 +189,7 @@ var FailureConversion = Table{
 
 // StatementEntries are the entries of a ledger statement page.
 var StatementEntries = Table{
-	Name: "statement_entries", Source: extract.SourceStatement, Prov: ByRun,
+	Name: "statement_entries", Source: extract.SourceStatement, Prov: ByRun, Payment: "transaction_id",
 	Columns: cols(
 		required("account"), required("transaction_id"),
 		enum("transaction_type", statementTypes), text("transaction_state"),
@@ -201,7 +205,7 @@ var StatementEntries = Table{
 // detail (GET /liquidations/{id}) flattened.
 var (
 	Liquidations = Table{
-		Name: "liquidations", Source: extract.SourceLiquidation, Extra: true, Prov: ByRun,
+		Name: "liquidations", Source: extract.SourceLiquidation, Extra: true, Prov: ByRun, Payment: "network_payment_id",
 		Columns: cols(
 			required("liquidation_id"), text("account_id"),
 			one("created_at", Time), one("modified_at", Time),
@@ -247,7 +251,7 @@ var (
 
 // Payments is the server API's view of payments (GET /v4/payments).
 var Payments = Table{
-	Name: "payments", Source: extract.SourcePayment, Prov: ByRun,
+	Name: "payments", Source: extract.SourcePayment, Prov: ByRun, Payment: "payment_id",
 	Columns: cols(
 		required("payment_id"), enum("payment_state", paymentStates), enum("payment_type", paymentTypes),
 		text("end_to_end_id", "contract_hash"),
@@ -315,16 +319,36 @@ func TableFor(source string) (*Table, bool) {
 	return nil, false
 }
 
+// allTables lists every table a source loads through a Table.
+var allTables = []*Table{&PaymentOps, &Recon, &FailureConversion, &StatementEntries, &Liquidations,
+	&LiquidationTrades, &TradeExecutions, &Payments, &Transfers, &Balances, &Fees}
+
 // TablesOf lists the warehouse tables the raw files of a source load.
 func TablesOf(source string) []string {
 	var out []string
 	if source == extract.SourceStatement {
 		out = append(out, "statements") // loaded from the page headers, without a Table
 	}
-	for _, t := range []*Table{&PaymentOps, &Recon, &FailureConversion, &StatementEntries, &Liquidations,
-		&LiquidationTrades, &TradeExecutions, &Payments, &Transfers, &Balances, &Fees} {
+	for _, t := range allTables {
 		if t.Source == source {
 			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// KnownValue is one value of an open list that recon knows.
+type KnownValue struct{ Table, Column, Value string }
+
+// KnownValues lists the known values of every Enum column, the one list the
+// warehouse's known_values and unknown_values are built from.
+func KnownValues() []KnownValue {
+	var out []KnownValue
+	for _, t := range allTables {
+		for _, c := range t.Columns {
+			for _, v := range c.Values {
+				out = append(out, KnownValue{t.Name, c.Name, v})
+			}
 		}
 	}
 	return out

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -104,7 +103,7 @@ func paymentRow(b *builder, at pos, raw json.RawMessage) error {
 
 // readPage returns the content of a server API page envelope.
 func readPage(path string) ([]json.RawMessage, error) {
-	body, err := os.ReadFile(path)
+	body, err := readDoc(path)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +184,7 @@ func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f extract.Raw
 	if f.FetchedAt.IsZero() {
 		return nil, fmt.Errorf("balances %s: no fetched_at in the index (the snapshot's time is its key)", f.Path)
 	}
-	body, err := os.ReadFile(l.path(f))
+	body, err := readDoc(l.path(f))
 	if err != nil {
 		return nil, err
 	}

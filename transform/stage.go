@@ -204,6 +204,8 @@ var quarantineSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "_line", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "path", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "record_key", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "payment_id", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "row_time", Type: timeArrow, Nullable: true},
 	{Name: "reason", Type: arrow.BinaryTypes.String},
 	{Name: "raw", Type: arrow.BinaryTypes.String, Nullable: true},
 }, nil)
@@ -225,8 +227,14 @@ func stageQuarantine(ctx context.Context, conn *sql.Conn, bad []quarantined) err
 		rb.Field(1).(*array.Int64Builder).Append(q.line)
 		opt(2, q.path)
 		opt(3, q.key)
-		rb.Field(4).(*array.StringBuilder).Append(q.reason)
-		opt(5, q.raw)
+		opt(4, q.paymentID)
+		if q.at == 0 {
+			rb.Field(5).AppendNull()
+		} else {
+			rb.Field(5).(*array.TimestampBuilder).Append(arrow.Timestamp(q.at))
+		}
+		rb.Field(6).(*array.StringBuilder).Append(q.reason)
+		opt(7, q.raw)
 	}
 	rec := rb.NewRecordBatch()
 	defer rec.Release()

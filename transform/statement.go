@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/shopspring/decimal"
 
@@ -29,7 +28,7 @@ type statementPage struct {
 
 func readStatementPage(path string) (statementPage, error) {
 	var p statementPage
-	b, err := os.ReadFile(path)
+	b, err := readDoc(path)
 	if err != nil {
 		return p, err
 	}
@@ -124,7 +123,7 @@ func nullable(v value) any {
 	if !v.set {
 		return nil
 	}
-	return v.s
+	return escapeInvalid(v.s)
 }
 
 // amountArg validates an amount and returns it as exact text, or nil.

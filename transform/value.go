@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/shopspring/decimal"
@@ -212,10 +213,7 @@ func (c *Column) check(v value) (typed, string) {
 		return typed{micros: us}, ""
 	case Currency:
 		return typed{s: strings.ToUpper(s)}, ""
-	case Enum:
-		if !contains(c.Values, s) {
-			return typed{}, fmt.Sprintf("unknown %s: %s", c.Name, clip(v.s))
-		}
+	case Enum: // an open list: an unknown value loads, and is counted (unknown_values)
 		return typed{s: s}, ""
 	case Bool:
 		switch strings.ToLower(s) {
@@ -234,6 +232,42 @@ func (c *Column) check(v value) (typed, string) {
 	default:
 		return typed{s: v.s}, ""
 	}
+}
+
+// invalidUTF8 returns the offset of the first byte of s that is not UTF-8,
+// or -1. DuckDB refuses such text, so a row holding one is quarantined.
+func invalidUTF8(s string) int {
+	if utf8.ValidString(s) {
+		return -1
+	}
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// escapeInvalid writes every byte of s that is not UTF-8 as \xNN, so the
+// text of a rejected row can be kept in quarantine.
+func escapeInvalid(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			fmt.Fprintf(&sb, "\\x%02x", s[i])
+			i++
+			continue
+		}
+		sb.WriteString(s[i : i+n])
+		i += n
+	}
+	return sb.String()
 }
 
 // clip shortens a value quoted in a reason.

@@ -2,12 +2,15 @@ package sandbox
 
 import (
 	"cmp"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"recon/extract"
 )
 
 // Rows an injected break leaves out of the served data.
@@ -366,9 +369,30 @@ func (s *Sandbox) recordTruth() {
 			s.truth.Breaks = append(s.truth.Breaks, b)
 		}
 	}
+	s.truth.Breaks = append(s.truth.Breaks, s.malformedTruth()...)
 	for _, l := range []*[]TruthBreak{&s.truth.Breaks, &s.truth.Pending, &s.truth.Decoys} {
 		slices.SortFunc(*l, func(a, b TruthBreak) int {
 			return cmp.Or(cmp.Compare(a.RuleID, b.RuleID), cmp.Compare(a.PaymentID, b.PaymentID), cmp.Compare(a.Account, b.Account))
 		})
 	}
+}
+
+// malformedTruth lists a row_quarantined break for every malformed copy the
+// report rows of the generated days get (Faults.MalformedRows): a run over
+// those days quarantines each one, and the break names the row's payment.
+func (s *Sandbox) malformedTruth() []TruthBreak {
+	if s.cfg.Faults.MalformedRows == 0 {
+		return nil
+	}
+	var out []TruthBreak
+	from, to := dayTime(s.start), dayTime(s.start+s.days)
+	for _, typ := range slices.Sorted(maps.Keys(layouts)) {
+		s.eachRow(typ, from, to, func(r row) error { // the callback never fails
+			if _, bad := s.malformed(r, extract.FormatCSV); bad { // the draw is the same for JSON
+				out = append(out, TruthBreak{RuleID: "row_quarantined", PaymentID: r.v[r.l.idx["network_payment_id"]]})
+			}
+			return nil
+		})
+	}
+	return out
 }

@@ -368,7 +368,9 @@ func (s *Sandbox) writeReport(w io.Writer, typ, format string, from, to time.Tim
 // the row's content, so a row is malformed in every report that holds it),
 // a copy of r with one defect a loader must quarantine: an amount in a
 // European format, a timestamp in a local format, or (CSV) a row cut short
-// and (JSON) a null payment id. The row itself is always written unchanged.
+// and (JSON) an amount written as an object. Every defect leaves the payment
+// id readable, so the truth's row_quarantined breaks name it whatever the
+// format. The row itself is always written unchanged.
 func (s *Sandbox) malformed(r row, format string) (row, bool) {
 	if s.cfg.Faults.MalformedRows == 0 {
 		return row{}, false
@@ -390,7 +392,7 @@ func (s *Sandbox) malformed(r row, format string) (row, bool) {
 		if format == extract.FormatCSV {
 			bad.v = bad.v[:len(bad.v)-3]
 		} else {
-			bad.put("network_payment_id", "")
+			bad.put("sent_amount", `{"value":"1.00"}`) // a number column: written as is
 		}
 	}
 	return bad, true
