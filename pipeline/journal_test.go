@@ -24,8 +24,8 @@ type stageHook struct {
 }
 
 func (h stageHook) Enabled(context.Context, slog.Level) bool { return true }
-func (h stageHook) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h stageHook) WithGroup(string) slog.Handler           { return h }
+func (h stageHook) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h stageHook) WithGroup(string) slog.Handler            { return h }
 func (h stageHook) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "stage started" {
 		return nil
