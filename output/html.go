@@ -35,6 +35,7 @@ type TrendPoint struct {
 // openBreak is a row of the page's list of open breaks.
 type openBreak struct {
 	Severity, Rule, EventDate, Payment, Account, Currency, Difference, Detail, Status string
+	Workflow, Reason, By                                                              string
 	Days                                                                              int
 }
 
@@ -104,14 +105,14 @@ func writeHTML(ctx context.Context, conn *sql.Conn, s Summary, path string) erro
 	p.Ageing = ageingChart(s.Ageing)
 	err = query(ctx, conn, `SELECT severity, rule_id, strftime(event_date, '%Y-%m-%d'), coalesce(payment_id, ''),
 			coalesce(account, ''), coalesce(currency, ''), CAST(difference AS VARCHAR), coalesce(detail, ''), status,
-			date_diff('day', event_date, CAST($as_of AS DATE))
-		FROM run_breaks WHERE status <> 'resolved'
-		ORDER BY severity, event_date, rule_id, break_id LIMIT 25`,
+			workflow_status, coalesce(last_reason, ''), coalesce(last_by, ''), date_diff('day', event_date, CAST($as_of AS DATE))
+		FROM run_breaks WHERE status <> 'resolved' AND `+openWorkflow+`
+		ORDER BY workflow_status <> 'open', severity, event_date, rule_id, break_id LIMIT 25`,
 		[]any{sql.Named("as_of", s.Run.AsOf.UTC().Format(extract.DateLayout))}, func(rows *sql.Rows) error {
 			var b openBreak
 			var diff sql.NullString
 			if err := rows.Scan(&b.Severity, &b.Rule, &b.EventDate, &b.Payment, &b.Account, &b.Currency, &diff,
-				&b.Detail, &b.Status, &b.Days); err != nil {
+				&b.Detail, &b.Status, &b.Workflow, &b.Reason, &b.By, &b.Days); err != nil {
 				return err
 			}
 			b.Difference = decimalText(diff)

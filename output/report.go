@@ -99,8 +99,9 @@ var amountColumns = map[string]bool{"expected": true, "actual": true, "differenc
 // that are open, or that it resolved; fixed column order.
 const runBreaksTable = `CREATE OR REPLACE TEMP TABLE run_breaks AS
 	SELECT break_id, rule_id, severity, status, event_date, payment_id, end_to_end_id, account, currency,
-		expected, actual, difference, detail, left_source, right_source, first_seen_run, age_days
-	FROM breaks
+		expected, actual, difference, detail, left_source, right_source, first_seen_run, age_days,
+		coalesce(w.workflow_status, 'open') AS workflow_status, w.last_reason, w.last_by
+	FROM breaks LEFT JOIN break_workflow w USING (break_id)
 	WHERE event_date BETWEEN $from AND $to AND (status <> 'resolved' OR resolved_run = $run_id)`
 
 // changesQuery compares each break of the window before the run (the state
@@ -112,12 +113,16 @@ const changesQuery = `WITH before AS (SELECT * FROM read_parquet($state)),
 				WHEN b.break_id IS NOT NULL AND b.status <> 'resolved' THEN 'persisting'
 				WHEN a.status <> 'resolved' THEN 'new'
 			END AS change,
-			a.*, b.status AS previous_status, b.difference AS previous_difference, b.last_seen_run AS previous_run
-		FROM breaks a LEFT JOIN before b USING (break_id)
+			a.*, b.status AS previous_status, b.difference AS previous_difference, b.last_seen_run AS previous_run,
+			coalesce(bw.workflow_status, 'open') AS previous_workflow_status,
+			coalesce(w.workflow_status, 'open') AS workflow_status, w.last_reason, w.last_by
+		FROM breaks a LEFT JOIN before b USING (break_id) LEFT JOIN before_workflow bw USING (break_id)
+			LEFT JOIN break_workflow w USING (break_id)
 		WHERE a.event_date BETWEEN $from AND $to)
 	SELECT change, break_id, rule_id, severity, strftime(event_date, '%Y-%m-%d') AS event_date, payment_id,
 		account, currency, previous_status, status, CAST(previous_difference AS VARCHAR) AS previous_difference,
-		CAST(difference AS VARCHAR) AS difference, previous_run, detail
+		CAST(difference AS VARCHAR) AS difference, previous_run, detail,
+		previous_workflow_status, workflow_status, last_reason, last_by
 	FROM classified
 	WHERE change IS NOT NULL
 	ORDER BY CASE change WHEN 'new' THEN 1 WHEN 'resolved' THEN 2 ELSE 3 END, rule_id, break_id`
@@ -156,6 +161,9 @@ func writeReports(ctx context.Context, db *sql.DB, run RunInfo, dir string) (Sum
 		return s, fmt.Errorf("write %s: %w", BreaksParquet, err)
 	}
 	state := filepath.Join(dir, StateDir, "breaks.parquet")
+	if err := beforeWorkflow(ctx, conn, dir); err != nil {
+		return s, err
+	}
 	if _, err := writeCSV(ctx, conn, filepath.Join(dir, ChangesCSV), amountColumns, changesQuery,
 		append(args, sql.Named("state", state))...); err != nil {
 		return s, fmt.Errorf("write %s: %w", ChangesCSV, err)
@@ -190,24 +198,31 @@ func ReadSummary(dir string) (Summary, error) {
 	return s, nil
 }
 
-// Counts counts breaks by status; Open is New + Persisting.
+// Counts counts breaks by status and workflow status: New and Persisting
+// count the unhandled ones (workflow open), Acknowledged the acknowledged
+// ones; Open is New + Persisting + Acknowledged. Explained and written-off
+// breaks are closed: not counted here but in the summary's Handled.
 type Counts struct {
-	Open       int64 `json:"open"`
-	New        int64 `json:"new"`
-	Persisting int64 `json:"persisting"`
-	Resolved   int64 `json:"resolved"`
+	Open         int64 `json:"open"`
+	New          int64 `json:"new"`
+	Persisting   int64 `json:"persisting"`
+	Acknowledged int64 `json:"acknowledged"`
+	Resolved     int64 `json:"resolved"`
 }
 
-func (c *Counts) add(status string, n int64) {
-	switch status {
-	case "new":
-		c.New += n
-	case "persisting":
-		c.Persisting += n
-	case "resolved":
+func (c *Counts) add(status, workflow string, n int64) {
+	switch {
+	case status == "resolved":
 		c.Resolved += n
+	case workflow == "acknowledged":
+		c.Acknowledged += n
+	case workflow != "open": // closed by finance
+	case status == "new":
+		c.New += n
+	case status == "persisting":
+		c.Persisting += n
 	}
-	c.Open = c.New + c.Persisting
+	c.Open = c.New + c.Persisting + c.Acknowledged
 }
 
 // RuleCounts are the breaks one rule reported.
@@ -258,6 +273,7 @@ type Summary struct {
 	Ageing     []Bucket          `json:"ageing"`
 	Quarantine Quarantine        `json:"quarantine"`
 	Unknown    []UnknownValue    `json:"unknown_values"`
+	Handled    []Handled         `json:"handled"`
 }
 
 // ageing are the buckets of days outstanding, as [min, max] days.
@@ -273,21 +289,21 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 	for _, r := range run.Rules {
 		byRule[r.ID] = &RuleCounts{Rule: r.ID, Severity: r.Severity}
 	}
-	err := query(ctx, conn, `SELECT rule_id, severity, status, count(*) FROM run_breaks GROUP BY ALL ORDER BY ALL`, nil,
+	err := query(ctx, conn, `SELECT rule_id, severity, status, workflow_status, count(*) FROM run_breaks GROUP BY ALL ORDER BY ALL`, nil,
 		func(rows *sql.Rows) error {
-			var rule, sev, status string
+			var rule, sev, status, workflow string
 			var n int64
-			if err := rows.Scan(&rule, &sev, &status, &n); err != nil {
+			if err := rows.Scan(&rule, &sev, &status, &workflow, &n); err != nil {
 				return err
 			}
 			if byRule[rule] == nil { // a rule no longer in the catalogue
 				byRule[rule] = &RuleCounts{Rule: rule, Severity: sev}
 			}
-			byRule[rule].add(status, n)
+			byRule[rule].add(status, workflow, n)
 			c := s.BySeverity[sev]
-			c.add(status, n)
+			c.add(status, workflow, n)
 			s.BySeverity[sev] = c
-			s.Breaks.add(status, n)
+			s.Breaks.add(status, workflow, n)
 			return nil
 		})
 	if err != nil {
@@ -298,7 +314,7 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 	}
 	err = query(ctx, conn, `SELECT coalesce(currency, ''), count(*), CAST(sum(difference) AS VARCHAR),
 			CAST(sum(abs(difference)) AS VARCHAR)
-		FROM run_breaks WHERE status <> 'resolved' GROUP BY ALL ORDER BY 1`, nil,
+		FROM run_breaks WHERE status <> 'resolved' AND `+openWorkflow+` GROUP BY ALL ORDER BY 1`, nil,
 		func(rows *sql.Rows) error {
 			var c CurrencyTotal
 			var net, abs sql.NullString
@@ -320,7 +336,7 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 		s.Ageing = append(s.Ageing, bk)
 	}
 	err = query(ctx, conn, `SELECT date_diff('day', event_date, CAST($as_of AS DATE)) AS days, count(*)
-		FROM run_breaks WHERE status <> 'resolved' GROUP BY ALL`, []any{sql.Named("as_of", run.AsOf.UTC().Format(extract.DateLayout))},
+		FROM run_breaks WHERE status <> 'resolved' AND `+openWorkflow+` GROUP BY ALL`, []any{sql.Named("as_of", run.AsOf.UTC().Format(extract.DateLayout))},
 		func(rows *sql.Rows) error {
 			var days int
 			var n int64
@@ -336,6 +352,9 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 			return nil
 		})
 	if err != nil {
+		return s, err
+	}
+	if s.Handled, err = handled(ctx, conn); err != nil {
 		return s, err
 	}
 	err = query(ctx, conn, `SELECT source, count(*) FROM quarantine WHERE run_id = $run_id GROUP BY ALL`,

@@ -78,6 +78,9 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 	if err := output.RestoreState(ctx, db, dir); err != nil {
 		return r, fmt.Errorf("replay %s: %w", runID, err)
 	}
+	if err := replayJournal(ctx, db, dir, m.Run.ID); err != nil {
+		return r, fmt.Errorf("replay %s: %w", runID, err)
+	}
 	rawDir := filepath.Join(dir, output.InputsDir)
 	files, err := extract.ReadIndex(rawDir)
 	if err != nil {

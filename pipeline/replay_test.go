@@ -64,7 +64,7 @@ func TestReplayIsByteIdentical(t *testing.T) {
 
 	breaks := string(archivedFile(t, e.cfg.ArchiveURL, second.RunID, output.BreaksCSV))
 	changes := string(archivedFile(t, e.cfg.ArchiveURL, second.RunID, output.ChangesCSV))
-	for _, want := range []string{",persisting,", ",resolved,", first.RunID + ",2\r\n"} {
+	for _, want := range []string{",persisting,", ",resolved,", first.RunID + ",2,open,,\r\n"} {
 		if !strings.Contains(breaks, want) {
 			t.Errorf("second run's breaks.csv lacks %q:\n%s", want, breaks)
 		}

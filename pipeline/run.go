@@ -24,7 +24,8 @@ type Result struct {
 	Reasons     []string // why incomplete
 	Found       map[string]int64
 	Pending     int64 // unmatched items still inside their grace period
-	Open        int64
+	Open        int64 // open breaks of the window: not resolved, not explained or written off
+	Unhandled   int64 // of those, the ones nobody acknowledged (--fail-on-breaks)
 	Resolved    int64
 	Loaded      map[string]int64
 	Quarantined int64 // malformed rows set aside (table quarantine)
@@ -159,6 +160,11 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	if err := output.SaveInputs(ctx, wh.DB, runDir, catalogue); err != nil {
 		return res, err
 	}
+	// Workflow actions journalled since the last run, applied before the
+	// rules and archived with the inputs (pipeline/journal.go).
+	if _, err := applyJournal(ctx, wh.DB, JournalPath(cfg.DB), runDir, res.RunID, log); err != nil {
+		return res, err
+	}
 
 	// Load.
 	var loaded transform.Stats
@@ -249,8 +255,7 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		res.Reasons = append(res.Reasons, archiveReason(res.RunID, archived))
 		info.Verdict, info.Reasons = res.Verdict, res.Reasons
 	}
-	if err := wh.DB.QueryRowContext(ctx, `SELECT count(*) FROM breaks WHERE status <> 'resolved'
-		AND event_date BETWEEN ? AND ?`, w.From, w.To).Scan(&res.Open); err != nil {
+	if err := wh.DB.QueryRowContext(ctx, countOpen, w.From, w.To).Scan(&res.Open, &res.Unhandled); err != nil {
 		return res, fmt.Errorf("count open breaks: %w", err)
 	}
 	if err := recordRun(ctx, wh, info, res.stages, &res.Open, res.Archive, now().UTC()); err != nil {

@@ -73,10 +73,12 @@ var ParamTypes = []string{"DECIMAL(38,12)", "BIGINT", "INTERVAL", "VARCHAR"}
 // Escalation parameters every rule has; a rule file may redeclare them with
 // another default. A break's severity rises one level when abs(difference)
 // exceeds escalate_amount (in the break's currency) or when it has been open
-// more than escalate_after_days days.
+// more than escalate_after_days days; an acknowledged break does not
+// escalate until it is older than escalate_acknowledged_after_days.
 var Escalation = []Param{
 	{Name: "escalate_amount", Type: "DECIMAL(38,12)", Default: "100000", Note: "abs(difference) above which the severity rises one level, in the break's currency"},
 	{Name: "escalate_after_days", Type: "BIGINT", Default: "5", Note: "age in days above which the severity rises one level"},
+	{Name: "escalate_acknowledged_after_days", Type: "BIGINT", Default: "30", Note: "age in days above which an acknowledged break escalates again (until then escalation ignores it)"},
 }
 
 // Bound names the runner provides to every rule.

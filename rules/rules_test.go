@@ -73,7 +73,7 @@ func TestParse(t *testing.T) {
 		{Name: "tolerance", Type: "DECIMAL(38,12)", Default: "0.01", Note: "in currency units", Line: 6},
 		{Name: "grace", Type: "INTERVAL", Default: "36 hours", Line: 7},
 		{Name: "escalate_after_days", Type: "BIGINT", Default: "10", Line: 8},
-		Escalation[0],
+		Escalation[0], Escalation[2],
 	}
 	if diff := cmp.Diff(want, r.Params); diff != "" {
 		t.Errorf("params (-want +got):\n%s", diff)

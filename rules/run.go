@@ -27,7 +27,7 @@ const foundTable = `CREATE OR REPLACE TEMP TABLE found (
 	payment_id VARCHAR, end_to_end_id VARCHAR, account VARCHAR, currency VARCHAR,
 	expected DECIMAL(38,12), actual DECIMAL(38,12), difference DECIMAL(38,12),
 	detail VARCHAR, left_source VARCHAR, right_source VARCHAR,
-	escalate_amount DECIMAL(38,12), escalate_after_days BIGINT)`
+	escalate_amount DECIMAL(38,12), escalate_after_days BIGINT, escalate_acknowledged_after_days BIGINT)`
 
 // amountText is the one DuckDB-only helper rules may call: a decimal as
 // exact text without trailing zeros (1.500000000000 -> 1.5).
@@ -279,7 +279,8 @@ func (p plan) apply(ctx context.Context, conn *sql.Conn, run Run) error {
 	r := p.rule
 	q := `INSERT INTO found BY NAME SELECT *, substr(sha256($rule_id || ':' || break_key), 1, 16) AS break_id,
 		$rule_id AS rule_id, CAST($escalate_amount AS DECIMAL(38,12)) AS escalate_amount,
-		CAST($escalate_after_days AS BIGINT) AS escalate_after_days FROM (
+		CAST($escalate_after_days AS BIGINT) AS escalate_after_days,
+		CAST($escalate_acknowledged_after_days AS BIGINT) AS escalate_acknowledged_after_days FROM (
 ` + r.SQL + "\n)"
 	if _, err := conn.ExecContext(ctx, q, p.args...); err != nil {
 		return fmt.Errorf("rule %s (%s): %w", r.ID, r.File, err)
@@ -364,9 +365,13 @@ func merge(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) (int64, e
 					WHEN x.by_age THEN 'age' END,
 				severity = CASE WHEN x.by_amount OR x.by_age
 					THEN 'P' || greatest(1, CAST(substr(x.base_severity, 2) AS INTEGER) - 1) ELSE x.base_severity END
-			FROM (SELECT b.break_id, b.base_severity, a.age, coalesce(abs(b.difference) > f.escalate_amount, false) AS by_amount,
-					a.age > f.escalate_after_days AS by_age
-				FROM found f JOIN breaks b USING (break_id), LATERAL (SELECT ` + ageSQL + ` AS age) a
+			FROM (SELECT b.break_id, b.base_severity, a.age,
+					coalesce(abs(b.difference) > f.escalate_amount, false) AND y.escalates AS by_amount,
+					a.age > f.escalate_after_days AND y.escalates AS by_age
+				FROM found f JOIN breaks b USING (break_id) LEFT JOIN break_workflow w USING (break_id),
+					LATERAL (SELECT ` + ageSQL + ` AS age) a,
+					LATERAL (SELECT w.workflow_status IS DISTINCT FROM 'acknowledged'
+						OR a.age > f.escalate_acknowledged_after_days AS escalates) y
 				WHERE b.last_seen_run = $run_id) x
 			WHERE breaks.break_id = x.break_id`},
 		{"resolve breaks", `UPDATE breaks b SET status = 'resolved', resolved_run = $run_id, age_days = ` + ageSQL + `,
@@ -381,6 +386,9 @@ func merge(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) (int64, e
 			return 0, fmt.Errorf("%s: %w", s.name, err)
 		}
 		resolved, _ = r.RowsAffected() // the last step's count
+	}
+	if _, err := reopenChanged(ctx, tx, run); err != nil {
+		return 0, err
 	}
 	return resolved, tx.Commit()
 }

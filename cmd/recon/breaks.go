@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,7 +15,7 @@ import (
 )
 
 func (a *app) breaksCmd() *cobra.Command {
-	var rules, severities []string
+	var rules, severities, workflows []string
 	var open bool
 	var format string
 	cmd := &cobra.Command{
@@ -23,10 +24,18 @@ func (a *app) breaksCmd() *cobra.Command {
 		Long: `breaks lists the breaks of the published DuckDB file (opened read-only, so it never
 gets in a run's way), most severe first. --rule and --severity take several values,
 repeated or comma-separated. The table shows the main columns; csv and json show all
-of them, amounts as exact decimal text.`,
+of them, amounts as exact decimal text. workflow_status, last_reason and last_by say
+what finance decided (recon breaks ack|explain|writeoff|reopen); pending shows an
+action journalled but not applied yet (the next run applies it).
+
+--open lists the breaks of the view open_breaks: not resolved, and not explained or
+written off.`,
 		Example: `  recon breaks --open
   recon breaks --open --severity P1 --format csv > p1.csv
-  recon breaks --rule payment_missing_in_statement,ops_missing_in_recon --format json`,
+  recon breaks --rule payment_missing_in_statement,ops_missing_in_recon --format json
+  recon breaks --open --workflow open --severity P1      # unhandled P1s
+  recon breaks ack 3f2a9c0d1e2b4a5c --reason "seen, waiting for the provider"
+  recon breaks verify`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat(format); err != nil {
@@ -42,20 +51,27 @@ of them, amounts as exact decimal text.`,
 				return err
 			}
 			defer db.Close()
+			for _, w := range workflows {
+				if !slices.Contains([]string{"open", "acknowledged", "explained", "written_off"}, w) {
+					return usageErr("--workflow %q: want open, acknowledged, explained or written_off", w)
+				}
+			}
 			cols := `break_id, rule_id, severity, status, CAST(event_date AS VARCHAR) AS event_date,
-				CAST(age_days AS VARCHAR) AS age_days, payment_id, account, currency, CAST(difference AS VARCHAR) AS difference`
+				CAST(age_days AS VARCHAR) AS age_days, payment_id, account, currency, CAST(difference AS VARCHAR) AS difference,
+				coalesce(w.workflow_status, 'open') AS workflow_status, w.last_reason, w.last_by`
 			if format != "table" {
 				cols += `, end_to_end_id, CAST(expected AS VARCHAR) AS expected, CAST(actual AS VARCHAR) AS actual,
 					detail, left_source, right_source, first_seen_run, CAST(first_seen_at AS VARCHAR) AS first_seen_at,
 					last_seen_run, resolved_run`
 			}
-			q := `SELECT ` + cols + ` FROM breaks WHERE true`
+			q := `SELECT ` + cols + ` FROM breaks LEFT JOIN break_workflow w USING (break_id) WHERE true`
 			var args []any
 			if open {
-				q += ` AND status <> 'resolved'`
+				q += ` AND status <> 'resolved' AND coalesce(w.workflow_status, 'open') IN ('open', 'acknowledged')`
 			}
 			q, args = whereIn(q, args, "rule_id", rules)
 			q, args = whereIn(q, args, "severity", severities)
+			q, args = whereIn(q, args, "coalesce(w.workflow_status, 'open')", workflows)
 			rows, err := db.QueryContext(cmd.Context(), q+` ORDER BY severity, rule_id, event_date, break_id`, args...)
 			if err != nil {
 				return fmt.Errorf("read breaks: %w", err)
@@ -64,15 +80,51 @@ of them, amounts as exact decimal text.`,
 			if err != nil {
 				return fmt.Errorf("read breaks: %w", err)
 			}
-			return t.write(a.stdout, format)
+			if err := a.addPending(cmd, &t); err != nil {
+				return err
+			}
+			if err := t.write(a.stdout, format); err != nil {
+				return err
+			}
+			return a.notePending(cmd)
 		},
 	}
-	cmd.Flags().BoolVar(&open, "open", false, "only open breaks (new or persisting)")
+	cmd.Flags().BoolVar(&open, "open", false, "only open breaks (new or persisting, not explained or written off)")
+	cmd.Flags().StringSliceVar(&workflows, "workflow", nil, "only breaks of these workflow statuses (open, acknowledged, explained, written_off)")
 	cmd.Flags().StringSliceVar(&rules, "rule", nil, "only breaks of these rule ids")
 	cmd.Flags().StringSliceVar(&severities, "severity", nil, "only breaks of these severities (P1..P4)")
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json")
 	addFlags(cmd.Flags(), dbSettings)
+	for _, action := range []string{"ack", "explain", "writeoff", "reopen"} {
+		cmd.AddCommand(a.breaksActionCmd(action))
+	}
+	cmd.AddCommand(a.breaksVerifyCmd())
 	return cmd
+}
+
+// addPending adds the column pending: the actions journalled for each break
+// and not applied yet ("explain by alice at ...").
+func (a *app) addPending(cmd *cobra.Command, t *table) error {
+	pending, err := pendingEvents(cmd.Context(), a.lookup(cmd.Flags(), settingNamed("db")).val)
+	if err != nil {
+		return err
+	}
+	t.cols = append(t.cols, "pending")
+	for i, r := range t.rows {
+		var cell *string
+		if r[0] != nil {
+			var parts []string
+			for _, e := range pending[*r[0]] {
+				parts = append(parts, fmt.Sprintf("%s by %s at %s: %s", e.Action, e.Actor, e.At.UTC().Format(time.RFC3339), e.Reason))
+			}
+			if len(parts) > 0 {
+				s := strings.Join(parts, "; ")
+				cell = &s
+			}
+		}
+		t.rows[i] = append(r, cell)
+	}
+	return nil
 }
 
 func whereIn(q string, args []any, col string, vals []string) (string, []any) {

@@ -152,8 +152,8 @@ func exitFor(res *pipeline.Result, failOnBreaks bool) error {
 	if res.Verdict == output.Incomplete {
 		return &codeError{exitIncomplete, fmt.Errorf("run %s is incomplete", res.RunID)}
 	}
-	if failOnBreaks && res.Open > 0 {
-		return &codeError{exitBreaks, fmt.Errorf("run %s found %d open breaks", res.RunID, res.Open)}
+	if failOnBreaks && res.Unhandled > 0 { // acknowledged breaks do not count
+		return &codeError{exitBreaks, fmt.Errorf("run %s found %d open breaks nobody acknowledged", res.RunID, res.Unhandled)}
 	}
 	return nil
 }
@@ -216,6 +216,7 @@ func printResult(w io.Writer, res *pipeline.Result) {
 	for _, id := range ids {
 		fmt.Fprintf(w, "    %-34s %6d\n", id, res.Found[id])
 	}
-	fmt.Fprintf(w, "  open breaks in window: %d, resolved by this run: %d\n", res.Open, res.Resolved)
+	fmt.Fprintf(w, "  open breaks in window: %d (%d unhandled, %d acknowledged), resolved by this run: %d\n",
+		res.Open, res.Unhandled, res.Open-res.Unhandled, res.Resolved)
 	fmt.Fprintf(w, "  database: %s\n  archive:  %s\n", res.DB, res.Archive)
 }

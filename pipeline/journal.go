@@ -1,0 +1,230 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"recon/output"
+	"recon/rules"
+)
+
+// The journal is how a person's workflow action (recon breaks ack, explain,
+// writeoff, reopen) reaches the warehouse without waiting on a run or on an
+// analyst: the command appends the event as one JSON line to <db>.journal
+// (under <db>.journal.lock, held for one write and fsync), and every run
+// applies the lines it has not applied yet into break_events inside its
+// working copy, before the rules, and archives them as inputs/journal.jsonl.
+// A run that fails publishes nothing, so its lines are applied by the next
+// one; a line appended during a run is applied by the next run.
+
+// JournalPath is the journal of db.
+func JournalPath(db string) string { return db + ".journal" }
+
+// journalLockWait bounds the wait for another command's append.
+const journalLockWait = 10 * time.Second
+
+// JournalLine is one line of a journal.
+type JournalLine struct {
+	Offset int64 // byte offset of the line in the file
+	Raw    []byte
+	Event  rules.Event
+	Err    error // the line is not a valid event
+}
+
+// AppendJournal appends events to the journal at path, one JSON line each,
+// in one write, and syncs the file. A line torn by a crash of an earlier
+// append is closed by a newline first, so it stays one unreadable line.
+func AppendJournal(ctx context.Context, path string, events []rules.Event) error {
+	var buf bytes.Buffer
+	for _, e := range events {
+		if err := checkEvent(e); err != nil {
+			return err
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		buf.Write(append(b, '\n'))
+	}
+	lctx, cancel := context.WithTimeout(ctx, journalLockWait)
+	defer cancel()
+	lock := flock.New(path+".lock", flock.SetPermissions(0o644))
+	if ok, err := lock.TryLockContext(lctx, 10*time.Millisecond); !ok || err != nil {
+		return fmt.Errorf("lock %s.lock: %w", path, errors.Join(err, lctx.Err()))
+	}
+	defer lock.Unlock()
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("open journal: %w", err)
+	}
+	defer f.Close()
+	data := buf.Bytes()
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+			data = append([]byte{'\n'}, data...)
+		}
+	}
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		return syncFile(filepath.Dir(path))
+	}
+	return f.Close()
+}
+
+// checkEvent refuses an event a run could not apply.
+func checkEvent(e rules.Event) error {
+	status, ok := rules.Actions[e.Action]
+	switch {
+	case !ok:
+		return fmt.Errorf("action %q is not ack, explain, writeoff or reopen", e.Action)
+	case e.Workflow != status:
+		return fmt.Errorf("action %s leaves workflow status %s, not %q", e.Action, status, e.Workflow)
+	case e.ID == "" || e.BreakID == "" || e.Actor == "" || e.At.IsZero():
+		return errors.New("event without event_id, break_id, actor or acted_at")
+	case e.Reason == "":
+		return errors.New("event without a reason")
+	}
+	if e.Until != "" {
+		if _, err := time.Parse(time.DateOnly, e.Until); err != nil {
+			return fmt.Errorf("until %q is not YYYY-MM-DD", e.Until)
+		}
+	}
+	return nil
+}
+
+// ReadJournal reads every complete line of the journal at path (none when
+// it does not exist). A last line without its newline is being written, or
+// was torn by a crash: it is left for the next reader.
+func ReadJournal(path string) ([]JournalLine, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	var out []JournalLine
+	var off int64
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return out, nil
+		}
+		line := JournalLine{Offset: off, Raw: b[:i+1]}
+		off += int64(i + 1)
+		b = b[i+1:]
+		if len(bytes.TrimSpace(line.Raw)) == 0 {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(line.Raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&line.Event); err != nil {
+			line.Err = err
+		} else {
+			line.Err = checkEvent(line.Event)
+		}
+		out = append(out, line)
+	}
+}
+
+// JournalName is the archived copy of the journal lines a run applied.
+const JournalName = output.InputsDir + "/journal.jsonl"
+
+// applyJournal applies the lines of the journal at path that db has not
+// applied yet (by event_id) into break_events, in one transaction, and
+// copies them to runDir/inputs/journal.jsonl (the run's inputs). Lines that
+// are not valid events are skipped, each with a warning.
+func applyJournal(ctx context.Context, db *sql.DB, path, runDir, runID string, log *slog.Logger) (int, error) {
+	lines, err := ReadJournal(path)
+	if err != nil {
+		return 0, err
+	}
+	var raw bytes.Buffer
+	var events []rules.Event
+	for _, l := range lines {
+		if l.Err != nil {
+			log.Warn("journal line skipped: not a valid event", "journal", path, "offset", l.Offset, "err", l.Err)
+			continue
+		}
+		var seen bool
+		if err := db.QueryRowContext(ctx, `SELECT count(*) > 0 FROM break_events WHERE event_id = ?`, l.Event.ID).Scan(&seen); err != nil {
+			return 0, fmt.Errorf("journal: %w", err)
+		}
+		if seen {
+			continue
+		}
+		e := l.Event
+		e.Origin, e.AppliedRun, e.JournalOffset = rules.OriginJournal, runID, &l.Offset
+		events = append(events, e)
+		raw.Write(l.Raw)
+	}
+	if len(events) == 0 {
+		return 0, nil
+	}
+	if err := os.WriteFile(filepath.Join(runDir, filepath.FromSlash(JournalName)), raw.Bytes(), 0o644); err != nil {
+		return 0, fmt.Errorf("save the journal lines: %w", err)
+	}
+	n, err := appendEvents(ctx, db, events)
+	if err == nil {
+		log.Info("workflow events applied from the journal", "events", n, "journal", path)
+	}
+	return n, err
+}
+
+// appendEvents appends events to break_events in one transaction.
+func appendEvents(ctx context.Context, db *sql.DB, events []rules.Event) (int, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	n, err := rules.AppendEvents(ctx, tx, events)
+	if err != nil {
+		return 0, fmt.Errorf("journal: %w", err)
+	}
+	return n, tx.Commit()
+}
+
+// replayJournal applies an archived run's inputs/journal.jsonl, as the run did.
+func replayJournal(ctx context.Context, db *sql.DB, dir, runID string) error {
+	lines, err := ReadJournal(filepath.Join(dir, filepath.FromSlash(JournalName)))
+	if err != nil {
+		return err
+	}
+	var events []rules.Event
+	for _, l := range lines {
+		if l.Err != nil {
+			return fmt.Errorf("%s at offset %d: %w", JournalName, l.Offset, l.Err)
+		}
+		e := l.Event
+		e.Origin, e.AppliedRun, e.JournalOffset = rules.OriginJournal, runID, &l.Offset
+		events = append(events, e)
+	}
+	_, err = appendEvents(ctx, db, events)
+	return err
+}
+
+// countOpen counts the open breaks of a window (not resolved, not closed by
+// finance) and, of those, the unhandled ones (not acknowledged either).
+const countOpen = `SELECT count(*), count(*) FILTER (WHERE w.workflow_status IS NULL OR w.workflow_status = 'open')
+	FROM breaks b LEFT JOIN break_workflow w USING (break_id)
+	WHERE b.status <> 'resolved' AND b.event_date BETWEEN ? AND ?
+		AND coalesce(w.workflow_status, 'open') IN ('open', 'acknowledged')`
