@@ -13,6 +13,7 @@ import (
 
 	"recon/extract"
 	"recon/output"
+	"recon/rules"
 )
 
 // Config is everything a run needs, decoded once by the CLI.
@@ -43,9 +44,34 @@ type Config struct {
 	Command     string   // what the process is, for the lock holder another writer is told about
 	MetricsFile string   // Prometheus text file written after each run ("" : none)
 	Schedule    Schedule // `recon schedule` only
+
+	catalogue []rules.Rule // the rules a run applies, loaded once by Prepare
 }
 
-// Validate reports every problem of the configuration at once.
+// Prepare validates cfg and loads its rule catalogue (Catalogue), reporting
+// every problem of both at once. Run and PlanRun take a prepared Config as
+// it is and prepare any other; a Config changed after Prepare is trusted, so
+// prepare it again. The catalogue is read once: a scheduler applies the rule
+// files as they were when it started, like the rest of its configuration.
+func Prepare(cfg Config) (Config, error) {
+	catalogue, err := Catalogue(cfg)
+	if err = errors.Join(cfg.Validate(), err); err != nil {
+		return cfg, err
+	}
+	cfg.catalogue = catalogue
+	return cfg, nil
+}
+
+// prepared returns cfg prepared, once.
+func prepared(cfg Config) (Config, error) {
+	if cfg.catalogue != nil {
+		return cfg, nil
+	}
+	return Prepare(cfg)
+}
+
+// Validate reports every problem of the configuration at once. It owns
+// every check of the settings, extract's included: extract.New only builds.
 func (c Config) Validate() error {
 	var errs []error
 	need := func(v, name string) {
@@ -66,8 +92,8 @@ func (c Config) Validate() error {
 	}
 	for _, u := range [][2]string{{c.Extract.AuthURL, "RECON_AUTH_URL"}, {c.Extract.ReportingURL, "RECON_REPORTING_URL"},
 		{c.Extract.ServerURL, "RECON_SERVER_URL"}, {c.Extract.LiquidationURL, "RECON_LIQUIDATION_URL"}} {
-		if p, err := url.Parse(u[0]); u[0] != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
-			errs = append(errs, fmt.Errorf("%s %q is not an http(s) URL", u[1], u[0]))
+		if u[0] != "" && !baseURL(u[0]) {
+			errs = append(errs, fmt.Errorf("%s %q is not an http(s) URL: want http(s)://host[/path] without user, query or fragment", u[1], u[0]))
 		}
 	}
 	if u := c.Extract.ServerURL; u != "" && !strings.HasSuffix(strings.TrimRight(u, "/"), "/v4") {
@@ -98,4 +124,12 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("cleanup deletes the reports a run creates: it needs report mode create"))
 	}
 	return errors.Join(errs...)
+}
+
+// baseURL reports whether s is an absolute http(s) base URL, as extract
+// takes them: no user, query or fragment.
+func baseURL(s string) bool {
+	u, err := url.Parse(strings.TrimRight(s, "/"))
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.User == nil && u.RawQuery == "" && u.Fragment == ""
 }

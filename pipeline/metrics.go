@@ -51,11 +51,7 @@ func writeMetrics(ctx context.Context, cfg Config, res *Result, runErr error, st
 		}
 		quarantined.WithLabelValues().Set(float64(res.Quarantined))
 	}
-	catalogue, err := loadRules(cfg.RulesDir)
-	if err != nil {
-		return err
-	}
-	for _, r := range catalogue {
+	for _, r := range cfg.catalogue {
 		open.WithLabelValues(r.ID, r.Severity).Set(0)
 	}
 

@@ -40,8 +40,8 @@ no problem, 2 otherwise.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			values := a.resolve(cmd)
 			cfg, err := a.decode(values)
-			_, rerr := pipeline.Catalogue(cfg)
-			problems := flatten(errors.Join(err, cfg.Validate(), cfg.Schedule.Validate(), rerr, folders(cfg)))
+			_, perr := pipeline.Prepare(cfg)
+			problems := flatten(errors.Join(err, perr, cfg.Schedule.Validate(), folders(cfg)))
 
 			if a.file.path != "" {
 				fmt.Fprintf(a.stdout, "config file: %s\n", a.file.path)
