@@ -253,11 +253,11 @@ func (r *runner) publish(ctx context.Context, wh *Warehouse, store output.Store,
 		return false, err
 	}
 	manifest, archived := r.upload(ctx, store, &info)
-	if err := wh.DB.QueryRowContext(ctx, `SELECT count(*) FROM breaks WHERE status <> 'resolved'
-		AND event_date BETWEEN ? AND ?`, res.Window.From, res.Window.To).Scan(&res.Open); err != nil {
-		return false, fmt.Errorf("count open breaks: %w", err)
+	ledger := Ledger{wh.DB}
+	if res.Open, err = ledger.OpenBreaks(ctx, res.Window); err != nil {
+		return false, err
 	}
-	if err := recordRun(ctx, wh, info, res.stages, &res.Open, res.Archive, r.cfg.Now().UTC()); err != nil {
+	if err := ledger.recordRun(ctx, info, res.stages, &res.Open, res.Archive, r.cfg.Now().UTC()); err != nil {
 		return false, err
 	}
 	if err := wh.Publish(ctx); err != nil {
@@ -300,28 +300,6 @@ func (r *runner) upload(ctx context.Context, store output.Store, info *output.Ru
 	return manifest, err
 }
 
-// recordRun adds a run to the ledger of wh; open is nil when the open
-// breaks are not known (the run did not get to count them).
-func recordRun(ctx context.Context, wh *Warehouse, info output.RunInfo, stages []stage, open *int64, archive string, finished time.Time) error {
-	tx, err := wh.DB.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		info.ID, info.Window.From, info.Window.To, info.AsOf, info.StartedAt, finished, info.Verdict,
-		info.Reasons, open, archive, info.ToolVersion); err != nil {
-		return fmt.Errorf("record run: %w", err)
-	}
-	for _, s := range stages {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_stages VALUES (?, ?, ?, ?, ?)`,
-			info.ID, s.name, s.start, s.end, s.rows); err != nil {
-			return fmt.Errorf("record stage %s: %w", s.name, err)
-		}
-	}
-	return tx.Commit()
-}
-
 // errRunTimeout is the cause of a run's context past cfg.RunTimeout.
 var errRunTimeout = errors.New("run timeout")
 
@@ -346,7 +324,7 @@ func timedOut(ctx context.Context, cfg Config, res *Result, runErr error) (*Resu
 	if err != nil {
 		return res, fmt.Errorf("%s; record it in the run ledger: %w", reason, err)
 	}
-	if err := recordRun(ctx, wh, info, res.stages, nil, "", cfg.Now().UTC()); err != nil {
+	if err := (Ledger{wh.DB}).recordRun(ctx, info, res.stages, nil, "", cfg.Now().UTC()); err != nil {
 		wh.Discard()
 		return res, fmt.Errorf("%s: %w", reason, err)
 	}

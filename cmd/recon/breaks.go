@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -42,28 +41,12 @@ of them, amounts as exact decimal text.`,
 				return err
 			}
 			defer db.Close()
-			cols := `break_id, rule_id, severity, status, CAST(event_date AS VARCHAR) AS event_date,
-				CAST(age_days AS VARCHAR) AS age_days, payment_id, account, currency, CAST(difference AS VARCHAR) AS difference`
-			if format != "table" {
-				cols += `, end_to_end_id, CAST(expected AS VARCHAR) AS expected, CAST(actual AS VARCHAR) AS actual,
-					detail, left_source, right_source, first_seen_run, CAST(first_seen_at AS VARCHAR) AS first_seen_at,
-					last_seen_run, resolved_run`
-			}
-			q := `SELECT ` + cols + ` FROM breaks WHERE true`
-			var args []any
-			if open {
-				q += ` AND status <> 'resolved'`
-			}
-			q, args = whereIn(q, args, "rule_id", rules)
-			q, args = whereIn(q, args, "severity", severities)
-			rows, err := db.QueryContext(cmd.Context(), q+` ORDER BY severity, rule_id, event_date, break_id`, args...)
+			l, err := pipeline.Ledger{DB: db.DB}.Breaks(cmd.Context(), pipeline.BreakFilter{
+				Open: open, Rules: rules, Severities: severities, All: format != "table"})
 			if err != nil {
-				return fmt.Errorf("read breaks: %w", err)
+				return err
 			}
-			t, err := readTable(rows)
-			if err != nil {
-				return fmt.Errorf("read breaks: %w", err)
-			}
+			t := table{cols: l.Cols, rows: l.Rows}
 			return t.write(a.stdout, format)
 		},
 	}
@@ -73,17 +56,6 @@ of them, amounts as exact decimal text.`,
 	cmd.Flags().StringVar(&format, "format", "table", "output: table, csv or json")
 	addFlags(cmd.Flags(), dbSettings)
 	return cmd
-}
-
-func whereIn(q string, args []any, col string, vals []string) (string, []any) {
-	if len(vals) == 0 {
-		return q, args
-	}
-	q += ` AND ` + col + ` IN (?` + strings.Repeat(", ?", len(vals)-1) + `)`
-	for _, v := range vals {
-		args = append(args, v)
-	}
-	return q, args
 }
 
 func checkFormat(f string) error {
