@@ -59,25 +59,20 @@ type Client struct {
 	wait      func(context.Context, time.Duration) error // sleep; tests record instead
 }
 
-// New validates cfg (all problems at once) and returns a Client.
+// New builds a Client from cfg. The settings (URLs, credentials) are
+// validated by the caller, once, with every problem at once
+// (pipeline.Config.Validate); New checks only the knobs a program sets
+// (retries, polling) and that the URLs parse.
 func New(cfg Config) (*Client, error) {
 	var errs []error
-	check := func(name string, s *string, required bool) {
-		v, err := baseURL(name, *s, required, cfg.InsecureHTTP)
-		*s = v
-		errs = append(errs, err)
-	}
-	check("AuthURL", &cfg.AuthURL, true)
-	check("ReportingURL", &cfg.ReportingURL, true)
-	check("ServerURL", &cfg.ServerURL, true)
-	check("LiquidationURL", &cfg.LiquidationURL, false)
-	if cfg.ServerURL != "" && !strings.HasSuffix(cfg.ServerURL, "/v4") {
-		errs = append(errs, fmt.Errorf("ServerURL %q: must end in /v4", cfg.ServerURL))
-	}
-	for _, f := range [][2]string{{"ClientID", cfg.ClientID}, {"ClientSecret", cfg.ClientSecret.Reveal()}, {"Audience", cfg.Audience}} {
-		if f[1] == "" {
-			errs = append(errs, fmt.Errorf("%s is required", f[0]))
+	urls := map[string]*url.URL{}
+	for _, s := range []*string{&cfg.AuthURL, &cfg.ReportingURL, &cfg.ServerURL, &cfg.LiquidationURL} {
+		*s = strings.TrimRight(*s, "/")
+		u, err := url.Parse(*s)
+		if err != nil {
+			errs = append(errs, err)
 		}
+		urls[*s] = u
 	}
 	if cfg.Retry == (RetryPolicy{}) {
 		cfg.Retry = RetryPolicy{MaxAttempts: defaultAttempts, BaseDelay: defaultBaseDelay, MaxDelay: defaultMaxDelay}
@@ -141,8 +136,7 @@ func New(cfg Config) (*Client, error) {
 	auth := &authTransport{base: base, tokens: tokens}
 	for _, s := range []string{cfg.ReportingURL, cfg.ServerURL, cfg.LiquidationURL} {
 		if s != "" {
-			u, _ := url.Parse(s) // checked by baseURL
-			auth.origins = append(auth.origins, origin(u))
+			auth.origins = append(auth.origins, origin(urls[s]))
 		}
 	}
 	authed.Transport = auth
@@ -183,25 +177,21 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// baseURL checks an absolute http(s) base URL and trims its trailing slash.
-// Plain http is refused unless the host is loopback or insecure is set.
-func baseURL(name, s string, required, insecure bool) (string, error) {
-	s = strings.TrimRight(s, "/")
-	if s == "" {
-		if required {
-			return "", fmt.Errorf("%s is required", name)
-		}
-		return "", nil
-	}
-	u, err := url.Parse(s)
+// CheckBaseURL reports whether s is a base URL extract takes: absolute
+// http(s) without user, query or fragment, and plain http only to a
+// loopback host unless insecure (--insecure-http). The error completes a
+// sentence that starts with the setting's name and value
+// (pipeline.Config.Validate checks every service URL with it, once).
+func CheckBaseURL(s string, insecure bool) error {
+	u, err := url.Parse(strings.TrimRight(s, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return s, fmt.Errorf("%s %q: want http(s)://host[/path] without user, query or fragment", name, s)
+		return errors.New("is not an http(s) URL: want http(s)://host[/path] without user, query or fragment")
 	}
 	if u.Scheme == "http" && !insecure && !loopback(u.Hostname()) {
-		return s, fmt.Errorf("%s %q: plain http to a host that is not loopback would send the credentials and data in clear: "+
-			"use https, or allow it with --insecure-http (RECON_INSECURE_HTTP)", name, s)
+		return errors.New("is plain http to a host that is not loopback, which would send the credentials and data in clear: " +
+			"use https, or allow it with --insecure-http (RECON_INSECURE_HTTP)")
 	}
-	return s, nil
+	return nil
 }
 
 // Request says what Extract pulls. A zero Liquidations or Server window

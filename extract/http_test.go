@@ -294,12 +294,15 @@ func TestIsRetryable(t *testing.T) {
 	}
 }
 
+// TestNewValidates: New checks the knobs a program sets; the settings are
+// pipeline.Config.Validate's (TestValidateOwnsExtractSettings).
 func TestNewValidates(t *testing.T) {
-	_, err := New(Config{AuthURL: "ftp://x", ServerURL: "http://s/v3", ClientSecret: testSecret, Retry: RetryPolicy{BaseDelay: time.Second}})
+	_, err := New(Config{AuthURL: "http://a", ServerURL: "http://s/v4", ClientSecret: testSecret,
+		Retry: RetryPolicy{BaseDelay: time.Second}, PollInterval: -time.Second})
 	if err == nil {
 		t.Fatal("New accepted a bad config")
 	}
-	for _, want := range []string{"AuthURL", "ReportingURL is required", "ServerURL", "ClientID is required", "Audience is required", "MaxAttempts"} {
+	for _, want := range []string{"MaxAttempts", "PollInterval"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -92,19 +91,17 @@ func inLedger(ctx context.Context, db, runID string) error {
 	if _, err := os.Stat(db); err != nil {
 		return fmt.Errorf("run %s: %w", runID, err)
 	}
-	conn, err := OpenPublished(db)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	var n int
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE run_id = ?`, runID).Scan(&n); err != nil {
-		return fmt.Errorf("read the run ledger of %s: %w", db, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("run %s is not in the run ledger of %s: it was never published", runID, db)
-	}
-	return nil
+	_, err := readLedger(db, func(l Ledger) error {
+		has, err := l.Has(ctx, runID)
+		switch {
+		case err != nil:
+			return fmt.Errorf("read the run ledger of %s: %w", db, err)
+		case !has:
+			return fmt.Errorf("run %s is not in the run ledger of %s: it was never published", runID, db)
+		}
+		return nil
+	})
+	return err
 }
 
 // commitArchive writes the manifest of a run that has just published, its
@@ -120,9 +117,12 @@ func commitArchive(ctx context.Context, cfg Config, store output.Store, res *Res
 	reason := archiveReason(res.RunID, err)
 	res.Verdict, res.Reasons, res.Archive = output.Incomplete, append(res.Reasons, reason), ""
 	log.Error("archive manifest not written after the publish; the run folder is kept", "err", err)
-	if lerr := updateLedger(ctx, cfg.DB, res.RunID, `UPDATE runs SET archive_url = '', verdict = $incomplete,
-			reasons = list_append(coalesce(reasons, []), $reason) WHERE run_id = $run_id`,
-		sql.Named("incomplete", output.Incomplete), sql.Named("reason", reason)); lerr != nil {
+	if lerr := updateLedger(ctx, cfg.DB, func(l Ledger) error {
+		if err := l.markUnarchived(ctx, res.RunID, reason); err != nil {
+			return fmt.Errorf("record the archive of %s: %w", res.RunID, err)
+		}
+		return nil
+	}); lerr != nil {
 		log.Error("the run ledger still shows the run archived; recon archive --run corrects it",
 			"run_id", res.RunID, "err", lerr)
 	}
@@ -131,28 +131,10 @@ func commitArchive(ctx context.Context, cfg Config, store output.Store, res *Res
 
 // markArchived records the run's archive in the run ledger.
 func markArchived(ctx context.Context, db, id, url string) error {
-	return updateLedger(ctx, db, id, `UPDATE runs SET archive_url = $url,
-			reasons = list_filter(reasons, lambda r: NOT starts_with(r, $prefix)),
-			verdict = CASE WHEN len(list_filter(reasons, lambda r: NOT starts_with(r, $prefix))) = 0
-				THEN 'complete' ELSE verdict END
-		WHERE run_id = $run_id`,
-		sql.Named("url", url), sql.Named("prefix", archiveReasonPrefix))
-}
-
-// updateLedger runs an update of the run id's ledger row (bound as $run_id)
-// through a working copy of the DuckDB file, like a run, and publishes it.
-func updateLedger(ctx context.Context, db, id, query string, args ...any) error {
-	wh, err := OpenWarehouse(ctx, db)
-	if err != nil {
-		return err
-	}
-	if _, err := wh.DB.ExecContext(ctx, query, append(args, sql.Named("run_id", id))...); err != nil {
-		wh.Discard()
-		return fmt.Errorf("record the archive of %s: %w", id, err)
-	}
-	if err := wh.Publish(ctx); err != nil {
-		wh.Discard()
-		return err
-	}
-	return nil
+	return updateLedger(ctx, db, func(l Ledger) error {
+		if err := l.markArchived(ctx, id, url); err != nil {
+			return fmt.Errorf("record the archive of %s: %w", id, err)
+		}
+		return nil
+	})
 }

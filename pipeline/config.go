@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 
 	"recon/extract"
 	"recon/output"
+	"recon/rules"
 )
 
 // Config is everything a run needs, decoded once by the CLI.
@@ -43,9 +43,34 @@ type Config struct {
 	Command     string   // what the process is, for the lock holder another writer is told about
 	MetricsFile string   // Prometheus text file written after each run ("" : none)
 	Schedule    Schedule // `recon schedule` only
+
+	catalogue []rules.Rule // the rules a run applies, loaded once by Prepare
 }
 
-// Validate reports every problem of the configuration at once.
+// Prepare validates cfg and loads its rule catalogue (Catalogue), reporting
+// every problem of both at once. Run and PlanRun take a prepared Config as
+// it is and prepare any other; a Config changed after Prepare is trusted, so
+// prepare it again. The catalogue is read once: a scheduler applies the rule
+// files as they were when it started, like the rest of its configuration.
+func Prepare(cfg Config) (Config, error) {
+	catalogue, err := Catalogue(cfg)
+	if err = errors.Join(cfg.Validate(), err); err != nil {
+		return cfg, err
+	}
+	cfg.catalogue = catalogue
+	return cfg, nil
+}
+
+// prepared returns cfg prepared, once.
+func prepared(cfg Config) (Config, error) {
+	if cfg.catalogue != nil {
+		return cfg, nil
+	}
+	return Prepare(cfg)
+}
+
+// Validate reports every problem of the configuration at once. It owns
+// every check of the settings, extract's included: extract.New only builds.
 func (c Config) Validate() error {
 	var errs []error
 	need := func(v, name string) {
@@ -66,8 +91,11 @@ func (c Config) Validate() error {
 	}
 	for _, u := range [][2]string{{c.Extract.AuthURL, "RECON_AUTH_URL"}, {c.Extract.ReportingURL, "RECON_REPORTING_URL"},
 		{c.Extract.ServerURL, "RECON_SERVER_URL"}, {c.Extract.LiquidationURL, "RECON_LIQUIDATION_URL"}} {
-		if p, err := url.Parse(u[0]); u[0] != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
-			errs = append(errs, fmt.Errorf("%s %q is not an http(s) URL", u[1], u[0]))
+		if u[0] == "" {
+			continue
+		}
+		if err := extract.CheckBaseURL(u[0], c.Extract.InsecureHTTP); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q %w", u[1], u[0], err))
 		}
 	}
 	if u := c.Extract.ServerURL; u != "" && !strings.HasSuffix(strings.TrimRight(u, "/"), "/v4") {

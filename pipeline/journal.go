@@ -221,10 +221,3 @@ func replayJournal(ctx context.Context, db *sql.DB, dir, runID string) error {
 	_, err = appendEvents(ctx, db, events)
 	return err
 }
-
-// countOpen counts the open breaks of a window (not resolved, not closed by
-// finance) and, of those, the unhandled ones (not acknowledged either).
-const countOpen = `SELECT count(*), count(*) FILTER (WHERE w.workflow_status IS NULL OR w.workflow_status = 'open')
-	FROM breaks b LEFT JOIN break_workflow w USING (break_id)
-	WHERE b.status <> 'resolved' AND b.event_date BETWEEN ? AND ?
-		AND coalesce(w.workflow_status, 'open') IN ('open', 'acknowledged')`

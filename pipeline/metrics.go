@@ -2,11 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,65 +47,34 @@ func writeMetrics(ctx context.Context, cfg Config, res *Result, runErr error, st
 		}
 		quarantined.WithLabelValues().Set(float64(res.Quarantined))
 	}
-	catalogue, err := loadRules(cfg.RulesDir)
-	if err != nil {
-		return err
-	}
-	for _, r := range catalogue {
+	for _, r := range cfg.catalogue {
 		open.WithLabelValues(r.ID, r.Severity).Set(0)
 	}
 
-	if _, err := os.Stat(cfg.DB); errors.Is(err, fs.ErrNotExist) {
-		return prometheus.WriteToTextfile(cfg.MetricsFile, reg)
-	}
-	db, err := OpenPublished(cfg.DB)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	each := func(q string, args []any, fn func(*sql.Rows) error) error {
-		r, err := db.QueryContext(ctx, q, args...)
-		if err != nil {
-			return fmt.Errorf("metrics: %w", err)
-		}
-		defer r.Close()
-		for r.Next() {
-			if err := fn(r); err != nil {
-				return fmt.Errorf("metrics: %w", err)
+	if _, err := readLedger(cfg.DB, func(l Ledger) error {
+		if runErr == nil && res != nil {
+			stages, err := l.StageDurations(ctx, res.RunID)
+			if err != nil {
+				return err
+			}
+			for stage, d := range stages {
+				duration.WithLabelValues(stage).Set(d.Seconds())
 			}
 		}
-		return r.Err()
-	}
-	if runErr == nil && res != nil {
-		if err := each(`SELECT stage, epoch(finished_at) - epoch(started_at) FROM run_stages WHERE run_id = ?`,
-			[]any{res.RunID}, func(r *sql.Rows) error {
-				var stage string
-				var secs float64
-				err := r.Scan(&stage, &secs)
-				duration.WithLabelValues(stage).Set(secs)
-				return err
-			}); err != nil {
+		counts, err := l.OpenByRule(ctx)
+		if err != nil {
 			return err
 		}
-	}
-	if err := each(`SELECT rule_id, severity, count(*) FROM breaks WHERE status <> 'resolved' GROUP BY ALL`, nil,
-		func(r *sql.Rows) error {
-			var rule, severity string
-			var n int64
-			err := r.Scan(&rule, &severity, &n)
-			open.WithLabelValues(rule, severity).Set(float64(n))
-			return err
-		}); err != nil {
+		for _, c := range counts {
+			open.WithLabelValues(c.Rule, c.Severity).Set(float64(c.Open))
+		}
+		at, ok, err := l.LastSuccess(ctx)
+		if ok {
+			lastSuccess.WithLabelValues().Set(float64(at.UnixMicro()) / 1e6)
+		}
 		return err
-	}
-	if err := each(`SELECT epoch(max(finished_at)) FROM runs WHERE verdict = ? HAVING count(*) > 0`,
-		[]any{output.Complete}, func(r *sql.Rows) error {
-			var t float64
-			err := r.Scan(&t)
-			lastSuccess.WithLabelValues().Set(t)
-			return err
-		}); err != nil {
-		return err
+	}); err != nil {
+		return fmt.Errorf("metrics: %w", err)
 	}
 	return prometheus.WriteToTextfile(cfg.MetricsFile, reg)
 }

@@ -20,9 +20,10 @@ type Plan struct {
 }
 
 // PlanRun returns what Run(ctx, cfg, w) would do if it started now. It
-// checks the configuration and the rule files, and calls nothing.
+// prepares cfg (Prepare) unless it is, and calls nothing.
 func PlanRun(cfg Config, w extract.Window) (*Plan, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := prepared(cfg)
+	if err != nil {
 		return nil, err
 	}
 	now := cfg.Now
@@ -38,12 +39,8 @@ func PlanRun(cfg Config, w extract.Window) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	catalogue, err := Catalogue(cfg)
-	if err != nil {
-		return nil, err
-	}
 	p := &Plan{Reports: req.Reports, Statements: req.Statements, Calls: calls}
-	for _, r := range catalogue {
+	for _, r := range cfg.catalogue {
 		p.Rules = append(p.Rules, r.ID)
 	}
 	return p, nil

@@ -1,7 +1,7 @@
 package pipeline
 
 import (
-	"database/sql"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -50,28 +50,10 @@ func pruneFailed(cfg Config) error {
 }
 
 // archivePending lists the published runs whose archive is unfinished.
-func archivePending(db string) ([]string, error) {
-	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	conn, err := OpenPublished(db)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	rows, err := conn.Query(`SELECT run_id FROM runs WHERE len(list_filter(reasons, lambda r: starts_with(r, $prefix))) > 0`,
-		sql.Named("prefix", archiveReasonPrefix))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+func archivePending(db string) (ids []string, err error) {
+	_, err = readLedger(db, func(l Ledger) error {
+		ids, err = l.ArchivePending(context.Background())
+		return err
+	})
+	return ids, err
 }

@@ -11,7 +11,6 @@ import (
 	"recon/output"
 	"recon/rules"
 	reconsql "recon/sql"
-	"recon/transform"
 )
 
 // ReplayFile compares one break file of an archived run with its recomputation.
@@ -86,14 +85,14 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 	if err != nil {
 		return r, fmt.Errorf("replay %s: %w", runID, err)
 	}
-	// The same calls as Run's load and rules stages.
-	if _, err := transform.NewLoader(db, rawDir, m.Run.ID, log).Load(ctx, files); err != nil {
+	// Run's stages, on the run's inputs and metadata.
+	if _, err := loadStage(ctx, db, rawDir, m.Run.ID, files, log); err != nil {
 		return r, fmt.Errorf("replay %s: load: %w", runID, err)
 	}
-	if _, err := rules.Apply(ctx, db, catalogue, ruleRun(m.Run, files)); err != nil {
+	if _, err := rulesStage(ctx, db, catalogue, m.Run, files); err != nil {
 		return r, fmt.Errorf("replay %s: rules: %w", runID, err)
 	}
-	if _, err := output.WriteReports(ctx, db, m.Run, dir); err != nil {
+	if _, err := reportStage(ctx, db, m.Run, dir); err != nil {
 		return r, fmt.Errorf("replay %s: %w", runID, err)
 	}
 	for _, name := range output.BreakFiles {

@@ -2,12 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"recon/extract"
@@ -64,7 +64,8 @@ func StatementWindow(w extract.Window, now time.Time) extract.Window {
 // incomplete (see timedOut); from the report stage on it finishes, as it
 // does when asked to stop.
 func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := prepared(cfg)
+	if err != nil {
 		return nil, err
 	}
 	if cfg.Now == nil {
@@ -100,52 +101,31 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	return res, err
 }
 
+// runner carries one run through its stages.
+type runner struct {
+	cfg            Config // prepared, its extract logger the run's
+	log            *slog.Logger
+	res            *Result
+	runDir, rawDir string
+}
+
 func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
-	now, log := cfg.Now, cfg.Logger
-	started := now().UTC()
+	started := cfg.Now().UTC()
 	res := &Result{RunID: RunID(started), Window: w, Verdict: output.Complete, DB: cfg.DB, started: started}
-	log = log.With("run_id", res.RunID)
-	cfg.Extract.Logger = log
-	runDir := filepath.Join(cfg.WorkDir, res.RunID)
-	rawDir := filepath.Join(runDir, output.InputsDir)
-	if err := os.MkdirAll(rawDir, 0o755); err != nil {
+	r := &runner{cfg: cfg, log: cfg.Logger.With("run_id", res.RunID), res: res, runDir: filepath.Join(cfg.WorkDir, res.RunID)}
+	r.cfg.Extract.Logger = r.log
+	r.rawDir = filepath.Join(r.runDir, output.InputsDir)
+	if err := os.MkdirAll(r.rawDir, 0o755); err != nil {
 		return nil, fmt.Errorf("run folder: %w", err)
-	}
-	catalogue, err := loadRules(cfg.RulesDir)
-	if err != nil {
-		return nil, err
 	}
 	store, err := output.OpenStore(ctx, cfg.ArchiveURL, cfg.S3)
 	if err != nil {
 		return nil, err
 	}
-	timed := func(name string, fn func() (int64, error)) error {
-		st := stage{name: name, start: now().UTC()}
-		log.Info("stage started", "stage", name)
-		n, err := fn()
-		st.end, st.rows = now().UTC(), n
-		res.stages = append(res.stages, st)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		log.Info("stage finished", "stage", name, "rows", n, "seconds", st.end.Sub(st.start).Seconds())
-		return nil
-	}
-
-	// Extract.
-	var files []extract.RawFile
-	if err := timed("extract", func() (int64, error) {
-		ex, err := extractTo(ctx, cfg, w, started, rawDir)
-		if err != nil {
-			return 0, err
-		}
-		files = ex.Files
-		res.Reasons = append(res.Reasons, ex.Incomplete...)
-		return int64(len(files)), nil
-	}); err != nil {
+	files, err := r.extract(ctx)
+	if err != nil {
 		return res, err
 	}
-
 	wh, err := OpenWarehouse(ctx, cfg.DB)
 	if err != nil {
 		return res, err
@@ -156,30 +136,73 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 			wh.Discard()
 		}
 	}()
-	// The state the run starts from and its rules are inputs, for replay.
-	if err := output.SaveInputs(ctx, wh.DB, runDir, catalogue); err != nil {
+	info, err := r.reconcile(ctx, wh.DB, files)
+	if err != nil {
 		return res, err
+	}
+	// From here the run commits: once asked to stop, it finishes report,
+	// archive, ledger and publish rather than leave half a run.
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("stopped before publishing: %w", context.Cause(ctx))
+	}
+	published, err = r.publish(context.WithoutCancel(ctx), wh, store, info)
+	return res, err
+}
+
+// timed runs the stage name, logs it and adds it to the run's stages; its
+// error is prefixed with its name.
+func (r *runner) timed(name string, fn func() (int64, error)) error {
+	st := stage{name: name, start: r.cfg.Now().UTC()}
+	r.log.Info("stage started", "stage", name)
+	n, err := fn()
+	st.end, st.rows = r.cfg.Now().UTC(), n
+	r.res.stages = append(r.res.stages, st)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	r.log.Info("stage finished", "stage", name, "rows", n, "seconds", st.end.Sub(st.start).Seconds())
+	return nil
+}
+
+// extract is the extract stage: the run's raw files, in its folder.
+func (r *runner) extract(ctx context.Context) ([]extract.RawFile, error) {
+	var files []extract.RawFile
+	err := r.timed("extract", func() (int64, error) {
+		ex, err := extractStage(ctx, r.cfg, r.res.Window, r.res.started, r.rawDir)
+		if err != nil {
+			return 0, err
+		}
+		files = ex.Files
+		r.res.Reasons = append(r.res.Reasons, ex.Incomplete...)
+		return int64(len(files)), nil
+	})
+	return files, err
+}
+
+// reconcile saves the run's starting state and rules (inputs, for replay),
+// then runs the load and rules stages on db; it returns the run's info with
+// its verdict.
+func (r *runner) reconcile(ctx context.Context, db *sql.DB, files []extract.RawFile) (output.RunInfo, error) {
+	res := r.res
+	if err := output.SaveInputs(ctx, db, r.runDir, r.cfg.catalogue); err != nil {
+		return output.RunInfo{}, err
 	}
 	// Workflow actions journalled since the last run, applied before the
 	// rules and archived with the inputs (pipeline/journal.go).
-	if _, err := applyJournal(ctx, wh.DB, JournalPath(cfg.DB), runDir, res.RunID, log); err != nil {
-		return res, err
+	if _, err := applyJournal(ctx, db, JournalPath(r.cfg.DB), r.runDir, res.RunID, r.log); err != nil {
+		return output.RunInfo{}, err
 	}
-
-	// Load.
 	var loaded transform.Stats
-	if err := timed("load", func() (int64, error) {
-		loaded, err = transform.NewLoader(wh.DB, rawDir, res.RunID, log).Load(ctx, files)
+	if err := r.timed("load", func() (int64, error) {
+		var err error
+		loaded, err = loadStage(ctx, db, r.rawDir, res.RunID, files, r.log)
 		var n int64
 		for _, f := range loaded.Files {
 			n += f.Rows
 		}
-		if err == nil { // the rules then read compressed, checkpointed tables (docs/performance.md)
-			_, err = wh.DB.ExecContext(ctx, "CHECKPOINT")
-		}
 		return n, err
 	}); err != nil {
-		return res, err
+		return output.RunInfo{}, err
 	}
 	res.Loaded = map[string]int64{}
 	for _, f := range loaded.Files {
@@ -187,158 +210,100 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}
 	res.Quarantined, res.Changes = loaded.Quarantined(), loaded.Changes()
 
-	info := output.RunInfo{
-		ID: res.RunID, Window: w, AsOf: started, StartedAt: started, ToolVersion: cfg.Version,
-		Accounts: cfg.Accounts, Params: cfg.Params, Rows: res.Loaded, Quarantined: res.Quarantined,
-	}
-	for _, r := range catalogue {
-		info.Rules = append(info.Rules, output.RuleRef{ID: r.ID, Severity: r.Severity, SHA256: r.SHA256})
-	}
-
-	// Rules.
-	if err := timed("rules", func() (int64, error) {
-		r, err := rules.Apply(ctx, wh.DB, catalogue, ruleRun(info, files))
-		res.Found, res.Resolved = r.Found, r.Resolved
-		for _, h := range r.Held {
-			res.Reasons = append(res.Reasons, fmt.Sprintf("rule %s held for %s: %s is incomplete", h.Rule, h.Window, h.Table))
-		}
-		var n int64
-		for _, rule := range catalogue {
-			id := rule.ID
-			n += r.Found[id]
-			res.Pending += r.Pending[id]
-			log.Info("rule", "rule", id, "breaks", r.Found[id], "pending", r.Pending[id], "seconds", r.Took[id].Seconds())
-		}
-		return n, err
+	info := runInfo(r.cfg, res)
+	if err := r.timed("rules", func() (int64, error) {
+		found, err := rulesStage(ctx, db, r.cfg.catalogue, info, files)
+		return r.judged(found), err
 	}); err != nil {
-		return res, err
+		return info, err
 	}
-
 	if len(res.Reasons) > 0 {
 		res.Verdict = output.Incomplete
 	}
 	info.Verdict, info.Reasons = res.Verdict, res.Reasons
+	return info, nil
+}
 
-	// From here the run commits: once asked to stop, it finishes report,
-	// archive, ledger and publish rather than leave half a run.
-	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("stopped before publishing: %w", context.Cause(ctx))
+// judged takes the rules' outcome into the result and returns the breaks found.
+func (r *runner) judged(found rules.Result) int64 {
+	res := r.res
+	res.Found, res.Resolved = found.Found, found.Resolved
+	for _, h := range found.Held {
+		res.Reasons = append(res.Reasons, fmt.Sprintf("rule %s held for %s: %s is incomplete", h.Rule, h.Window, h.Table))
 	}
-	ctx = context.WithoutCancel(ctx)
+	var n int64
+	for _, rule := range r.cfg.catalogue {
+		id := rule.ID
+		n += found.Found[id]
+		res.Pending += found.Pending[id]
+		r.log.Info("rule", "rule", id, "breaks", found.Found[id], "pending", found.Pending[id], "seconds", found.Took[id].Seconds())
+	}
+	return n
+}
 
-	// Report and archive: the files are uploaded before the publish and the
-	// manifest, which makes them a run, after it, so an archived run is always
-	// a published one. A failed upload makes the run incomplete but still
-	// publishes the database: the reports are right, only their archived copy
-	// is missing, and the run folder stays in the work folder until
-	// ArchiveRun (recon archive --run) uploads it.
-	if err := timed("report", func() (int64, error) {
-		s, err := output.WriteReports(ctx, wh.DB, info, runDir)
+// publish runs the report and archive stages, records the run in the
+// ledger and publishes wh; published says whether it did.
+//
+// The files are uploaded before the publish and the manifest, which makes
+// them a run, after it, so an archived run is always a published one. A
+// failed upload makes the run incomplete but still publishes the database:
+// the reports are right, only their archived copy is missing, and the run
+// folder stays in the work folder until ArchiveRun (recon archive --run)
+// uploads it.
+func (r *runner) publish(ctx context.Context, wh *Warehouse, store output.Store, info output.RunInfo) (published bool, err error) {
+	res, log := r.res, r.log
+	if err := r.timed("report", func() (int64, error) {
+		s, err := reportStage(ctx, wh.DB, info, r.runDir)
 		return s.Breaks.Open + s.Breaks.Resolved, err
 	}); err != nil {
-		return res, err
+		return false, err
 	}
+	manifest, archived := r.upload(ctx, store, &info)
+	ledger := Ledger{wh.DB}
+	if res.Open, res.Unhandled, err = ledger.OpenBreaks(ctx, res.Window); err != nil {
+		return false, err
+	}
+	if err := ledger.recordRun(ctx, info, res.stages, &res.Open, res.Archive, r.cfg.Now().UTC()); err != nil {
+		return false, err
+	}
+	if err := wh.Publish(ctx); err != nil {
+		return false, err
+	}
+	if archived == nil {
+		archived = commitArchive(ctx, r.cfg, store, res, manifest, log)
+	}
+	log.Info("run published", "verdict", res.Verdict, "open_breaks", res.Open, "quarantined", res.Quarantined,
+		"report_changes", res.Changes, "db", r.cfg.DB, "archive", res.Archive)
+	if archived == nil {
+		if err := os.RemoveAll(r.runDir); err != nil {
+			log.Warn("could not remove the run folder", "dir", r.runDir, "err", err)
+		}
+	}
+	return true, nil
+}
+
+// upload is the archive stage: the run's files, without their manifest.
+// A failure makes the run incomplete (info too) and is returned.
+func (r *runner) upload(ctx context.Context, store output.Store, info *output.RunInfo) (output.Manifest, error) {
+	res := r.res
 	var manifest output.Manifest
-	archived := timed(archiveStage, func() (int64, error) {
-		m, err := output.Upload(ctx, store, info, runDir)
+	err := r.timed(archiveStage, func() (int64, error) {
+		m, err := output.Upload(ctx, store, *info, r.runDir)
 		if err == nil {
-			log.Info("archive uploaded; its manifest follows the publish", "files", len(m.Files), "bytes", m.Size())
+			r.log.Info("archive uploaded; its manifest follows the publish", "files", len(m.Files), "bytes", m.Size())
 		}
 		manifest = m
 		return int64(len(m.Files)), err
 	})
-	if archived == nil {
-		res.Archive = store.URL() + "/" + output.RunPrefix(res.RunID, started)
-	} else {
-		log.Error("archive failed; the run folder is kept", "dir", runDir, "err", archived)
-		res.Verdict = output.Incomplete
-		res.Reasons = append(res.Reasons, archiveReason(res.RunID, archived))
-		info.Verdict, info.Reasons = res.Verdict, res.Reasons
+	if err == nil {
+		res.Archive = store.URL() + "/" + output.RunPrefix(res.RunID, res.started)
+		return manifest, nil
 	}
-	if err := wh.DB.QueryRowContext(ctx, countOpen, w.From, w.To).Scan(&res.Open, &res.Unhandled); err != nil {
-		return res, fmt.Errorf("count open breaks: %w", err)
-	}
-	if err := recordRun(ctx, wh, info, res.stages, &res.Open, res.Archive, now().UTC()); err != nil {
-		return res, err
-	}
-	if err := wh.Publish(ctx); err != nil {
-		return res, err
-	}
-	published = true
-	if archived == nil {
-		archived = commitArchive(ctx, cfg, store, res, manifest, log)
-	}
-	log.Info("run published", "verdict", res.Verdict, "open_breaks", res.Open, "quarantined", res.Quarantined,
-		"report_changes", res.Changes, "db", cfg.DB, "archive", res.Archive)
-	if archived != nil {
-		return res, nil
-	}
-	if err := os.RemoveAll(runDir); err != nil {
-		log.Warn("could not remove the run folder", "dir", runDir, "err", err)
-	}
-	return res, nil
-}
-
-// extractTo fills rawDir with the raw files of w: from the network, or
-// from cfg.InputDir (recon load).
-func extractTo(ctx context.Context, cfg Config, w extract.Window, started time.Time, rawDir string) (*extract.Result, error) {
-	if cfg.InputDir != "" {
-		return extract.Reuse(ctx, cfg.InputDir, rawDir)
-	}
-	client, err := extractClient(cfg, cfg.Now)
-	if err != nil {
-		return nil, err
-	}
-	return client.Extract(ctx, extractRequest(cfg, w, started), rawDir)
-}
-
-// extractClient is the run's extract client; its clock (the 9-month rule)
-// is the run's unless cfg.Extract sets one.
-func extractClient(cfg Config, now func() time.Time) (*extract.Client, error) {
-	ec := cfg.Extract
-	if ec.Now == nil {
-		ec.Now = now
-	}
-	return extract.New(ec)
-}
-
-// extractRequest is what a run over w asks of extract, started at started.
-// Liquidations and the server API's payments and transfers are pulled over
-// the statement window: their times trail the quote, as executed_at does.
-// Without a liquidation service the liquidations are not pulled, which
-// holds the rules that read them.
-func extractRequest(cfg Config, w extract.Window, started time.Time) extract.Request {
-	sw := StatementWindow(w, started)
-	return extract.Request{Reports: w, Statements: sw, Accounts: cfg.Accounts, Format: cfg.Format,
-		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw}
-}
-
-type stage struct {
-	name       string
-	start, end time.Time
-	rows       int64
-}
-
-// recordRun adds a run to the ledger of wh; open is nil when the open
-// breaks are not known (the run did not get to count them).
-func recordRun(ctx context.Context, wh *Warehouse, info output.RunInfo, stages []stage, open *int64, archive string, finished time.Time) error {
-	tx, err := wh.DB.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		info.ID, info.Window.From, info.Window.To, info.AsOf, info.StartedAt, finished, info.Verdict,
-		info.Reasons, open, archive, info.ToolVersion); err != nil {
-		return fmt.Errorf("record run: %w", err)
-	}
-	for _, s := range stages {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_stages VALUES (?, ?, ?, ?, ?)`,
-			info.ID, s.name, s.start, s.end, s.rows); err != nil {
-			return fmt.Errorf("record stage %s: %w", s.name, err)
-		}
-	}
-	return tx.Commit()
+	r.log.Error("archive failed; the run folder is kept", "dir", r.runDir, "err", err)
+	res.Verdict = output.Incomplete
+	res.Reasons = append(res.Reasons, archiveReason(res.RunID, err))
+	info.Verdict, info.Reasons = res.Verdict, res.Reasons
+	return manifest, err
 }
 
 // errRunTimeout is the cause of a run's context past cfg.RunTimeout.
@@ -358,14 +323,14 @@ func timedOut(ctx context.Context, cfg Config, res *Result, runErr error) (*Resu
 	cfg.Logger.Error("run timeout: stopped before publishing; the database and archive are as before",
 		"run_id", res.RunID, "timeout", cfg.RunTimeout.String(), "stage", stage, "err", runErr)
 	res.Verdict, res.Reasons = output.Incomplete, append(res.Reasons, reason)
-	res.Found, res.Loaded, res.Open = nil, nil, 0
+	res.Found, res.Loaded, res.Open, res.Unhandled = nil, nil, 0, 0
 	info := output.RunInfo{ID: res.RunID, Window: res.Window, AsOf: res.started, StartedAt: res.started,
 		ToolVersion: cfg.Version, Verdict: res.Verdict, Reasons: res.Reasons}
 	wh, err := OpenWarehouse(ctx, cfg.DB)
 	if err != nil {
 		return res, fmt.Errorf("%s; record it in the run ledger: %w", reason, err)
 	}
-	if err := recordRun(ctx, wh, info, res.stages, nil, "", cfg.Now().UTC()); err != nil {
+	if err := (Ledger{wh.DB}).recordRun(ctx, info, res.stages, nil, "", cfg.Now().UTC()); err != nil {
 		wh.Discard()
 		return res, fmt.Errorf("%s: %w", reason, err)
 	}
@@ -374,31 +339,6 @@ func timedOut(ctx context.Context, cfg Config, res *Result, runErr error) (*Resu
 		return res, fmt.Errorf("%s; record it in the run ledger: %w", reason, err)
 	}
 	return res, nil
-}
-
-// ruleRun is what the rules judge for a run; Replay calls it with the
-// archived run's metadata, so a replay binds exactly what the run bound.
-func ruleRun(info output.RunInfo, files []extract.RawFile) rules.Run {
-	return rules.Run{ID: info.ID, Window: info.Window, AsOf: info.AsOf, Accounts: info.Accounts,
-		Params: info.Params, Gaps: gaps(files)}
-}
-
-// gaps lists the tables whose source failed for a window (a FAILED report, a
-// liquidation or server API source not pulled): their rows there are missing
-// or stale, so the rules reading them are held there.
-func gaps(files []extract.RawFile) []rules.Gap {
-	var out []rules.Gap
-	for _, f := range files {
-		if f.Status != extract.StatusFailed {
-			continue
-		}
-		for _, t := range transform.TablesOf(f.Source) {
-			if g := (rules.Gap{Table: t, Window: f.Window}); !slices.Contains(out, g) {
-				out = append(out, g)
-			}
-		}
-	}
-	return out
 }
 
 func loadRules(dir string) ([]rules.Rule, error) {

@@ -2,12 +2,9 @@ package pipeline
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -15,7 +12,6 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"recon/extract"
-	"recon/output"
 )
 
 // Schedule configures `recon schedule`.
@@ -69,24 +65,6 @@ func NightlyWindow(now, lastComplete time.Time, s Schedule) (w extract.Window, s
 		from = floor
 	}
 	return extract.Window{From: from, To: yesterday}, skipped
-}
-
-// LastComplete returns the last day covered by a complete run in the
-// published file db, or zero when there is none (or no file yet).
-func LastComplete(ctx context.Context, db string) (time.Time, error) {
-	if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
-		return time.Time{}, nil
-	}
-	conn, err := OpenPublished(db)
-	if err != nil {
-		return time.Time{}, err
-	}
-	defer conn.Close()
-	var last sql.NullTime
-	if err := conn.QueryRowContext(ctx, `SELECT max(window_to) FROM runs WHERE verdict = ?`, output.Complete).Scan(&last); err != nil {
-		return time.Time{}, fmt.Errorf("read the run ledger of %s: %w", db, err)
-	}
-	return last.Time, nil
 }
 
 // RunFunc reconciles a window; Run is the one outside tests.

@@ -56,30 +56,12 @@ written off.`,
 					return usageErr("--workflow %q: want open, acknowledged, explained or written_off", w)
 				}
 			}
-			cols := `break_id, rule_id, severity, status, CAST(event_date AS VARCHAR) AS event_date,
-				CAST(age_days AS VARCHAR) AS age_days, payment_id, account, currency, CAST(difference AS VARCHAR) AS difference,
-				coalesce(w.workflow_status, 'open') AS workflow_status, w.last_reason, w.last_by`
-			if format != "table" {
-				cols += `, end_to_end_id, CAST(expected AS VARCHAR) AS expected, CAST(actual AS VARCHAR) AS actual,
-					detail, left_source, right_source, first_seen_run, CAST(first_seen_at AS VARCHAR) AS first_seen_at,
-					last_seen_run, resolved_run`
-			}
-			q := `SELECT ` + cols + ` FROM breaks LEFT JOIN break_workflow w USING (break_id) WHERE true`
-			var args []any
-			if open {
-				q += ` AND status <> 'resolved' AND coalesce(w.workflow_status, 'open') IN ('open', 'acknowledged')`
-			}
-			q, args = whereIn(q, args, "rule_id", rules)
-			q, args = whereIn(q, args, "severity", severities)
-			q, args = whereIn(q, args, "coalesce(w.workflow_status, 'open')", workflows)
-			rows, err := db.QueryContext(cmd.Context(), q+` ORDER BY severity, rule_id, event_date, break_id`, args...)
+			l, err := pipeline.Ledger{DB: db.DB}.Breaks(cmd.Context(), pipeline.BreakFilter{
+				Open: open, Rules: rules, Severities: severities, Workflows: workflows, All: format != "table"})
 			if err != nil {
-				return fmt.Errorf("read breaks: %w", err)
+				return err
 			}
-			t, err := readTable(rows)
-			if err != nil {
-				return fmt.Errorf("read breaks: %w", err)
-			}
+			t := table{cols: l.Cols, rows: l.Rows}
 			if err := a.addPending(cmd, &t); err != nil {
 				return err
 			}
@@ -125,17 +107,6 @@ func (a *app) addPending(cmd *cobra.Command, t *table) error {
 		t.rows[i] = append(r, cell)
 	}
 	return nil
-}
-
-func whereIn(q string, args []any, col string, vals []string) (string, []any) {
-	if len(vals) == 0 {
-		return q, args
-	}
-	q += ` AND ` + col + ` IN (?` + strings.Repeat(", ?", len(vals)-1) + `)`
-	for _, v := range vals {
-		args = append(args, v)
-	}
-	return q, args
 }
 
 func checkFormat(f string) error {

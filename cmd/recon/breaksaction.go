@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
 	"recon/pipeline"
@@ -198,39 +197,13 @@ func (a *app) breaksAction(cmd *cobra.Command, action string, ids []string, sel 
 // selectBreaks reads the breaks named or selected, with their workflow
 // status and the snapshot an event records. Unknown ids are a usage error.
 func selectBreaks(ctx context.Context, db *pipeline.Snapshot, ids []string, sel selection) ([]candidate, error) {
-	q := `SELECT b.break_id, b.rule_id, b.status, b.severity, coalesce(b.currency, ''), coalesce(CAST(b.difference AS VARCHAR), ''),
-			coalesce(b.account, ''), coalesce(w.workflow_status, 'open')
-		FROM breaks b LEFT JOIN break_workflow w USING (break_id) WHERE true`
-	var args []any
-	q, args = whereIn(q, args, "b.break_id", ids)
-	q, args = whereIn(q, args, "b.rule_id", sel.rules)
-	q, args = whereIn(q, args, "b.severity", sel.severities)
-	if sel.days >= 0 {
-		q += ` AND b.age_days > ?`
-		args = append(args, sel.days)
-	}
-	if len(ids) == 0 { // a selection picks open breaks; reopen picks closed ones too
-		q += ` AND (b.status <> 'resolved' OR w.workflow_status IS NOT NULL)`
-	}
-	rows, err := db.QueryContext(ctx, q+` ORDER BY b.severity, b.event_date, b.rule_id, b.break_id`, args...)
+	found, err := pipeline.Ledger{DB: db.DB}.Candidates(ctx, pipeline.BreakFilter{Rules: sel.rules, Severities: sel.severities}, ids, sel.days)
 	if err != nil {
-		return nil, fmt.Errorf("read breaks: %w", err)
-	}
-	defer rows.Close()
-	var out []candidate
-	for rows.Next() {
-		var c candidate
-		if err := rows.Scan(&c.BreakID, &c.rule, &c.BreakStatus, &c.Severity, &c.Currency, &c.Amount, &c.Counterpart,
-			&c.PrevWorkflow); err != nil {
-			return nil, err
-		}
-		if d, err := decimal.NewFromString(c.Amount); err == nil {
-			c.Amount = d.String()
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	out := make([]candidate, len(found))
+	for i, c := range found {
+		out[i] = candidate{Event: c.Event, rule: c.Rule}
 	}
 	var unknown []string
 	for _, id := range ids {

@@ -288,7 +288,9 @@ func (a *app) lookup(fs *pflag.FlagSet, s *setting) value {
 }
 
 // decode turns the resolved values into the one typed configuration,
-// collecting every problem of form (not of completeness: see Validate).
+// collecting every problem of form, each with where the value came from.
+// The rest (completeness, ranges, URLs, rule files) is pipeline.Prepare's:
+// a value decode rejects is left zero, so it is not reported twice.
 func (a *app) decode(values []value) (pipeline.Config, error) {
 	problems := slices.Clone(a.file.problems)
 	get := map[string]value{}
@@ -317,6 +319,7 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 		d, err := time.ParseDuration(strings.TrimSpace(v.val))
 		if err != nil || d <= 0 {
 			problems = append(problems, fmt.Errorf("%s %q (%s) is not a positive duration such as 6h or 90m", v.env(), v.val, v.from))
+			return 0
 		}
 		return d
 	}
@@ -332,6 +335,7 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 		v := strings.ToLower(str(k))
 		if !slices.Contains(allowed, v) {
 			problems = append(problems, fmt.Errorf("%s %q (%s): want %s", get[k].env(), get[k].val, get[k].from, strings.Join(allowed, " or ")))
+			return ""
 		}
 		return v
 	}
@@ -367,15 +371,16 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 	return cfg, errors.Join(problems...)
 }
 
-// pipelineConfig resolves, decodes and validates the configuration of a
-// command that runs the pipeline (on the raw files of inputDir instead of
-// the network when it is set); any problem is a usage error listing all.
+// pipelineConfig resolves, decodes and prepares (validates, rule catalogue
+// loaded: pipeline.Prepare) the configuration of a command that runs the
+// pipeline (on the raw files of inputDir instead of the network when it is
+// set); any problem is a usage error listing all.
 func (a *app) pipelineConfig(cmd *cobra.Command, inputDir string) (pipeline.Config, error) {
 	values := a.resolve(cmd)
 	cfg, err := a.decode(values)
 	cfg.InputDir = inputDir
-	_, rerr := pipeline.Catalogue(cfg)
-	if err = errors.Join(err, cfg.Validate(), rerr); err != nil {
+	cfg, perr := pipeline.Prepare(cfg)
+	if err = errors.Join(err, perr); err != nil {
 		return cfg, usageErr("configuration:\n%v", err)
 	}
 	if slices.ContainsFunc(values, func(v value) bool { return v.key == "archive_url" && v.from == defaultArchiveFrom }) {

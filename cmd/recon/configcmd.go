@@ -40,9 +40,9 @@ no problem, 2 otherwise.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			values := a.resolve(cmd)
 			cfg, err := a.decode(values)
-			_, rerr := pipeline.Catalogue(cfg)
+			_, perr := pipeline.Prepare(cfg)
 			_, _, werr := a.decodeWebhook(values)
-			problems := flatten(errors.Join(err, cfg.Validate(), cfg.Schedule.Validate(), rerr, folders(cfg), werr))
+			problems := flatten(errors.Join(err, perr, cfg.Schedule.Validate(), folders(cfg), werr))
 
 			if a.file.path != "" {
 				fmt.Fprintf(a.stdout, "config file: %s\n", a.file.path)

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"recon/extract"
-	"recon/pipeline"
 )
 
 func (a *app) demoCmd() *cobra.Command {
@@ -44,17 +43,13 @@ the archived reports are. The archive defaults to recon-archive beside the datab
 			}
 			fmt.Fprintf(a.stdout, "sandbox on %s (seed %d, %d payments a day, %d injected breaks)\n",
 				base, f.seed, f.perDay, len(sb.Truth().Breaks))
-			ctx, stop := a.withProgress(cmd.Context())
 			started := time.Now()
-			res, err := pipeline.Run(ctx, pc, w)
-			stop()
-			fmt.Fprintf(a.stdout, "sandbox: %s, in %.1fs\n", traffic(sb), time.Since(started).Seconds())
-			if err != nil {
-				return runError(cmd.Context(), err)
-			}
-			printResult(a.stdout, res)
-			fmt.Fprintf(a.stdout, "\nopen the database: duckdb -readonly %s\n", pc.DB)
-			return exitFor(res, false)
+			return a.runPipeline(cmd, pc, w, runOpts{
+				ended: func() {
+					fmt.Fprintf(a.stdout, "sandbox: %s, in %.1fs\n", traffic(sb), time.Since(started).Seconds())
+				},
+				footer: fmt.Sprintf("\nopen the database: duckdb -readonly %s\n", pc.DB),
+			})
 		},
 	}
 	f.register(cmd, "")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -19,34 +18,6 @@ var formats = []string{"table", "csv", "json"}
 type table struct {
 	cols []string
 	rows [][]*string
-}
-
-// readTable reads every row of rows; the query casts each column to VARCHAR.
-func readTable(rows *sql.Rows) (table, error) {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return table{}, err
-	}
-	t := table{cols: cols}
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return t, err
-		}
-		row := make([]*string, len(cols))
-		for i, v := range vals {
-			if v.Valid {
-				row[i] = &v.String
-			}
-		}
-		t.rows = append(t.rows, row)
-	}
-	return t, rows.Err()
 }
 
 // write prints t as an aligned table, RFC 4180 CSV (CRLF line ends, every

@@ -50,7 +50,7 @@ The window defaults to the days the report files cover; --from and --to set it.`
 			if err != nil {
 				return err
 			}
-			return a.runPipeline(cmd, cfg, w, failOnBreaks)
+			return a.runPipeline(cmd, cfg, w, runOpts{failOnBreaks: failOnBreaks})
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "folder of raw files with their index.json")

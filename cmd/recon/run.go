@@ -73,7 +73,7 @@ and ends incomplete (exit 3), recorded as such in the run ledger.`,
 				printPlan(a.stdout, cfg, p)
 				return nil
 			}
-			return a.runPipeline(cmd, cfg, w, failOnBreaks)
+			return a.runPipeline(cmd, cfg, w, runOpts{failOnBreaks: failOnBreaks})
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "first UTC day: YYYY-MM-DD, today or yesterday")
@@ -85,17 +85,28 @@ and ends incomplete (exit 3), recorded as such in the run ledger.`,
 	return cmd
 }
 
+// runOpts are what a command adds to a run of the pipeline.
+type runOpts struct {
+	failOnBreaks bool
+	ended        func() // called as the run ends, before its outcome is printed (nil: none)
+	footer       string // printed after the result of a run that published
+}
+
 // runPipeline runs the pipeline over w with progress on a terminal, prints
-// the result and maps it to the exit code (recon run and recon load).
-func (a *app) runPipeline(cmd *cobra.Command, cfg pipeline.Config, w extract.Window, failOnBreaks bool) error {
+// the result and maps it to the exit code: recon run, load and demo.
+func (a *app) runPipeline(cmd *cobra.Command, cfg pipeline.Config, w extract.Window, o runOpts) error {
 	ctx, stop := a.withProgress(cmd.Context())
 	res, err := pipeline.Run(ctx, cfg, w)
 	stop()
+	if o.ended != nil {
+		o.ended()
+	}
 	if err != nil {
 		return runError(cmd.Context(), err)
 	}
 	printResult(a.stdout, res)
-	return exitFor(res, failOnBreaks)
+	fmt.Fprint(a.stdout, o.footer)
+	return exitFor(res, o.failOnBreaks)
 }
 
 // runError explains a run that published nothing.

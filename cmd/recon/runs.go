@@ -1,9 +1,9 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
+
+	"recon/pipeline"
 )
 
 func (a *app) runsCmd() *cobra.Command {
@@ -32,18 +32,11 @@ deadline (--run-timeout) is listed as incomplete, its data unpublished.`,
 				return err
 			}
 			defer db.Close()
-			rows, err := db.QueryContext(cmd.Context(), `SELECT run_id, CAST(window_from AS VARCHAR) AS window_from,
-				CAST(window_to AS VARCHAR) AS window_to, strftime(started_at, '%Y-%m-%dT%H:%M:%SZ') AS started_at,
-				CAST(round(epoch(finished_at) - epoch(started_at)) AS BIGINT)::VARCHAR AS seconds, verdict,
-				CAST(breaks_open AS VARCHAR) AS open_breaks, nullif(array_to_string(reasons, '; '), '') AS reasons, archive_url
-				FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?`, limit)
+			l, err := pipeline.Ledger{DB: db.DB}.Runs(cmd.Context(), limit)
 			if err != nil {
-				return fmt.Errorf("read runs: %w", err)
+				return err
 			}
-			t, err := readTable(rows)
-			if err != nil {
-				return fmt.Errorf("read runs: %w", err)
-			}
+			t := table{cols: l.Cols, rows: l.Rows}
 			return t.write(a.stdout, format)
 		},
 	}

@@ -14,9 +14,10 @@ func (a *app) scheduleCmd() *cobra.Command {
 after the provider's month-to-date reports appear at about 00:01) it reconciles
 yesterday and the --recheck-days days before it, so late items resolve or age.
 
-On start it reads the run ledger of the published database: if days since the last
-complete run were missed (downtime, failed nights), it catches them up at once, each
-day once, reaching back at most --catch-up-days days. Runs never overlap: a firing
+The configuration and the rule files are read once, at start: restart the scheduler
+to apply a change. On start it also reads the run ledger of the published database:
+if days since the last complete run were missed (downtime, failed nights), it catches
+them up at once, each day once, reaching back at most --catch-up-days days. Runs never overlap: a firing
 during a run waits for it. A failed night is retried by the next firing. Each run
 has the deadline --run-timeout (default 6h): a run past it publishes no data and
 ends incomplete, freeing the lock for the next firing, which retries its days.

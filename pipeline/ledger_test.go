@@ -1,0 +1,105 @@
+package pipeline_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"recon/output"
+	"recon/pipeline"
+)
+
+// TestLedger: the typed queries over the run ledger and the breaks of a
+// published file agree with what the run reported.
+func TestLedger(t *testing.T) {
+	e := newEnv(t, 2)
+	w := mustWindow(t, 0, 1)
+	res := e.run(t, w)
+	snap, err := pipeline.OpenPublished(e.cfg.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	l, ctx := pipeline.Ledger{DB: snap.DB}, t.Context()
+
+	if open, unhandled, err := l.OpenBreaks(ctx, w); err != nil || open != res.Open || open == 0 || unhandled != res.Unhandled {
+		t.Errorf("OpenBreaks = %d, %d, %v; the run counted %d, %d", open, unhandled, err, res.Open, res.Unhandled)
+	}
+	if has, err := l.Has(ctx, res.RunID); err != nil || !has {
+		t.Errorf("Has(%s) = %v, %v", res.RunID, has, err)
+	}
+	if has, _ := l.Has(ctx, "r-19700101T000000Z"); has {
+		t.Error("Has of an unknown run is true")
+	}
+	if last, err := l.LastComplete(ctx); err != nil || !last.Equal(w.To) {
+		t.Errorf("LastComplete = %v, %v, want %v", last, err, w.To)
+	}
+	if _, ok, err := l.LastSuccess(ctx); err != nil || !ok {
+		t.Errorf("LastSuccess: ok %v, %v", ok, err)
+	}
+	stages, err := l.StageDurations(ctx, res.RunID)
+	if err != nil || len(stages) != 5 {
+		t.Errorf("StageDurations = %v, %v; want extract, load, rules, report, archive", stages, err)
+	}
+	if ids, err := l.ArchivePending(ctx); err != nil || len(ids) != 0 {
+		t.Errorf("ArchivePending = %v, %v", ids, err)
+	}
+
+	runs, err := l.Runs(ctx, 5)
+	if err != nil || len(runs.Rows) != 1 || *runs.Rows[0][0] != res.RunID || runs.Cols[5] != "verdict" || *runs.Rows[0][5] != output.Complete {
+		t.Errorf("Runs = %+v, %v", runs, err)
+	}
+	var open int64
+	for _, c := range mustOpenByRule(t, l) {
+		open += c.Open
+	}
+	all, err := l.Breaks(ctx, pipeline.BreakFilter{Open: true, All: true})
+	if err != nil || int64(len(all.Rows)) != open || len(all.Cols) != 20 {
+		t.Errorf("Breaks(open, all columns): %d rows, %d columns, %v; %d open by rule", len(all.Rows), len(all.Cols), err, open)
+	}
+	p2, err := l.Breaks(ctx, pipeline.BreakFilter{Open: true, Severities: []string{"P2"}, Rules: []string{"ops_missing_in_recon"}})
+	if err != nil || len(p2.Rows) == 0 || len(p2.Cols) != 10 {
+		t.Fatalf("Breaks(P2 ops_missing_in_recon): %+v, %v", p2, err)
+	}
+	for _, r := range p2.Rows {
+		if *r[1] != "ops_missing_in_recon" || *r[2] != "P2" {
+			t.Errorf("filtered break %v", r)
+		}
+	}
+}
+
+func mustOpenByRule(t *testing.T, l pipeline.Ledger) []pipeline.OpenCount {
+	t.Helper()
+	c, err := l.OpenByRule(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestLedgerQueriesLiveInOnePlace: outside ledger.go, neither the pipeline
+// nor the CLI queries the run ledger or the breaks (the rules and the reports
+// do, in their own packages; the bench harness reads its own database).
+func TestLedgerQueriesLiveInOnePlace(t *testing.T) {
+	sqlOver := regexp.MustCompile(`(?i)\b(FROM|INTO|UPDATE|JOIN)\s+(runs|run_stages|breaks)\b`)
+	for _, dir := range []string{".", filepath.Join("..", "cmd", "recon")} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") || filepath.Base(f) == "ledger.go" || filepath.Base(f) == "bench.go" {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := sqlOver.Find(b); m != nil {
+				t.Errorf("%s queries %q: put it in pipeline/ledger.go", f, m)
+			}
+		}
+	}
+}
