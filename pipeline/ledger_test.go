@@ -56,11 +56,11 @@ func TestLedger(t *testing.T) {
 		open += c.Open
 	}
 	all, err := l.Breaks(ctx, pipeline.BreakFilter{Open: true, All: true})
-	if err != nil || int64(len(all.Rows)) != open || len(all.Cols) != 20 {
+	if err != nil || int64(len(all.Rows)) != open || len(all.Cols) != 23 { // with workflow_status, last_reason, last_by
 		t.Errorf("Breaks(open, all columns): %d rows, %d columns, %v; %d open by rule", len(all.Rows), len(all.Cols), err, open)
 	}
 	p2, err := l.Breaks(ctx, pipeline.BreakFilter{Open: true, Severities: []string{"P2"}, Rules: []string{"ops_missing_in_recon"}})
-	if err != nil || len(p2.Rows) == 0 || len(p2.Cols) != 10 {
+	if err != nil || len(p2.Rows) == 0 || len(p2.Cols) != 13 {
 		t.Fatalf("Breaks(P2 ops_missing_in_recon): %+v, %v", p2, err)
 	}
 	for _, r := range p2.Rows {
