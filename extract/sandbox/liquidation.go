@@ -329,7 +329,9 @@ func (s *Sandbox) listLiquidations(w http.ResponseWriter, r *http.Request) {
 		return out
 	})
 	writePage(w, "results", len(keys), page, size, []sortJSON{ascending("created_at")},
-		func(i int) json.RawMessage { return s.liquidation(s.byDayKey(keys[i])).listed(s.cfg.Faults.LiquidationSummaries) })
+		func(i int) json.RawMessage {
+			return s.liquidation(s.byDayKey(keys[i])).listed(s.cfg.Faults.LiquidationSummaries)
+		})
 }
 
 // getLiquidation serves GET /liquidations/{id}: the whole record.
