@@ -97,6 +97,11 @@ func liquidationAmount(decoy bool) func(*Sandbox, *payment, *injection) {
 			default:
 				l.DestinationCurrency = "XAF"
 			}
+			// The trade requests still add up to destination_amount: the
+			// liquidation agrees with itself, not with RECON.
+			last := &l.TradeRequests[len(l.TradeRequests)-1]
+			delta := amount.Sub(decimal.RequireFromString(string(l.DestinationAmount)))
+			last.Amount = num(fiat(decimal.RequireFromString(string(last.Amount)).Add(delta)))
 			l.DestinationAmount = num(fiat(amount))
 		}}
 	}
