@@ -493,10 +493,11 @@ func (c *Client) extractStatement(ctx context.Context, account string, w Window,
 	return files, nil
 }
 
-// extractLiquidations lists the liquidations created in w, then fetches
-// each one with its trades (liquidationWorkers at a time). When the service
+// extractLiquidations lists the liquidations created in w. An item that
+// carries its trade_requests is written as it is; only the others are
+// fetched whole, liquidationWorkers at a time (DESIGN §3). When the service
 // fails, or none is configured, the source is not pulled (notPulled) and
-// the details already written are removed.
+// the files already written are removed.
 func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) (outcome, error) {
 	if c.cfg.LiquidationURL == "" {
 		return notPulled(SourceLiquidation, w, "", errNoLiquidationURL), nil
@@ -504,30 +505,38 @@ func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) 
 	first := "GET " + c.liquidationListURL(w, 0, MaxLiquidationPage)
 	var list liquidationIDs
 	if err := c.fetchPages(ctx, c.liquidationPager(w, MaxLiquidationPage), func(p pageInfo, _ []byte) error {
-		return list.add(p.items)
+		return list.add(p.number, p.items)
 	}); err != nil {
 		return c.notPulled(ctx, SourceLiquidation, w, first, err)
 	}
-	ids := list.ids
 	run := c.runOf(ctx)
-	for _, id := range ids {
-		if err := run.claim(liquidationPath(id), id); err != nil {
+	for _, it := range list.items {
+		if err := run.claim(liquidationPath(it.id), it.id); err != nil {
 			return c.notPulled(ctx, SourceLiquidation, w, first, err)
 		}
 	}
-	files := make([]RawFile, len(ids))
+	files := make([]RawFile, len(list.items))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(liquidationWorkers)
-	for i, id := range ids {
+	details := 0
+	for i, it := range list.items {
+		body, request := it.body, "GET "+c.liquidationListURL(w, it.page, MaxLiquidationPage)
+		if body == nil {
+			details++
+			request = "GET " + c.liquidationURL(it.id)
+		}
 		g.Go(func() error {
-			body, err := c.Liquidation(gctx, id)
-			if err != nil {
-				return &pullError{err}
+			if body == nil {
+				var err error
+				if body, err = c.Liquidation(gctx, it.id); err != nil {
+					return &pullError{err}
+				}
 			}
 			f := RawFile{Source: SourceLiquidation, Format: FormatJSON, Status: StatusReady, Window: w,
-				Path: liquidationPath(id), Request: "GET " + c.liquidationURL(id)}
+				Path: liquidationPath(it.id), Request: request}
+			var err error
 			if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
-				return fmt.Errorf("liquidation %s: %w", id, err)
+				return fmt.Errorf("liquidation %s: %w", it.id, err)
 			}
 			files[i] = f
 			return nil
@@ -543,7 +552,7 @@ func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) 
 		}
 		return c.notPulled(ctx, SourceLiquidation, w, first, pe.err)
 	}
-	c.log.Info("liquidations", "window", w.String(), "count", len(files))
+	c.log.Info("liquidations", "window", w.String(), "count", len(files), "detail_requests", details)
 	return outcome{files: files}, nil
 }
 

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,30 +97,45 @@ func (c *Client) needLiquidationURL() error {
 
 var errNoLiquidationURL = errors.New("LiquidationURL is not configured")
 
-// liquidationIDs collects the ids of listed liquidations in list order,
-// each once (a list that changed while paging may repeat one).
+// listedLiquidation is one liquidation of the list: its id, and its whole
+// body when the item carries its trade requests (DESIGN §3: no detail call
+// is needed then), with the list page it came from.
+type listedLiquidation struct {
+	id   string
+	body json.RawMessage // nil: a summary; GET /liquidations/{id} gives the trades
+	page int
+}
+
+// liquidationIDs collects the listed liquidations in list order, each once
+// (a list that changed while paging may repeat one: the first is kept).
 type liquidationIDs struct {
-	ids  []string
-	seen map[string]bool
+	items []listedLiquidation
+	seen  map[string]bool
 }
 
 // add takes the items of one list page.
-func (l *liquidationIDs) add(items []json.RawMessage) error {
+func (l *liquidationIDs) add(page int, items []json.RawMessage) error {
 	if l.seen == nil {
 		l.seen = map[string]bool{}
 	}
 	for _, item := range items {
 		var v struct {
-			ID string `json:"id"`
+			ID            string          `json:"id"`
+			TradeRequests json.RawMessage `json:"trade_requests"`
 		}
 		if err := decodeJSON(item, &v); err != nil || v.ID == "" {
 			return errors.New("an item without an id")
 		}
-		if !l.seen[v.ID] {
-			id := strings.Clone(v.ID) // not a view into the page, which is dropped
-			l.seen[id] = true
-			l.ids = append(l.ids, id)
+		if l.seen[v.ID] {
+			continue
 		}
+		id := strings.Clone(v.ID) // not a view into the page, which is dropped
+		l.seen[id] = true
+		it := listedLiquidation{id: id, page: page}
+		if tr := bytes.TrimSpace(v.TradeRequests); len(tr) > 0 && tr[0] == '[' {
+			it.body = bytes.Clone(item)
+		}
+		l.items = append(l.items, it)
 	}
 	return nil
 }

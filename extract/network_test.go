@@ -410,7 +410,7 @@ func TestFaults(t *testing.T) {
 				wantExtra(t, got, want, 0)
 			}},
 		{name: "liquidation service down: not pulled, run incomplete", kind: "down",
-			faults: sandbox.Faults{Down: []string{"GET /liquidations/{id}"}},
+			faults: sandbox.Faults{Down: []string{"GET /liquidations/{id}"}, LiquidationSummaries: true},
 			check:  func(t *testing.T, got outcome) { wantNotPulled(t, got, want, extract.SourceLiquidation) }},
 		{name: "payments down: neither list pulled, run incomplete", kind: "down",
 			faults: sandbox.Faults{Down: []string{"GET /v4/payments"}},
@@ -526,9 +526,11 @@ func wantExtra(t *testing.T, got, want outcome, extra int) {
 func TestAllFaultsGiveTheSameData(t *testing.T) {
 	for _, format := range []string{extract.FormatCSV, extract.FormatJSON} {
 		t.Run(format, func(t *testing.T) {
-			base := newNetwork(t, sandbox.Faults{})
+			// Liquidation summaries: one detail request each, enough requests for every fault to show.
+			base := newNetwork(t, sandbox.Faults{LiquidationSummaries: true})
 			want := base.extract(t, fullRequest(t, base.sb, format))
 			faults := sandbox.ModerateFaults()
+			faults.LiquidationSummaries = true
 			faults.Latency = sandbox.Duration(time.Millisecond)
 			faults.FailedReports = 0.5 // 3 reports per run: make a FAILED one likely
 			n := newNetwork(t, faults, func(_ *sandbox.Config, e *extract.Config) { e.ReportTries = 4 })

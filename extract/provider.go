@@ -95,8 +95,9 @@ const TimeFormat = "2006-01-02T15:04:05.000Z"
 //     until a page ends before the window. The list may grow at its head
 //     while paging (new transfers), which repeats items but never skips one.
 //   - liquidations: start_date (inclusive) and end_date (exclusive) in the
-//     24-character form select liquidations by created_at; the list holds
-//     summaries (no trade_requests), GET /liquidations/{id} the whole record.
+//     24-character form select liquidations by created_at; a list item that
+//     carries trade_requests (an array) is taken as the whole record, and
+//     GET /liquidations/{id} is called only for the others (DESIGN §3).
 const (
 	PaymentExecutedAt = "EXECUTED_AT"
 	PaymentModifiedAt = "MODIFIED_AT"

@@ -31,7 +31,11 @@ func TestGaps(t *testing.T) {
 	}
 	want := []rules.Gap{{Table: "recon_transactions", Window: w1}, {Table: "failure_conversions", Window: w2},
 		{Table: "liquidations", Window: w2}, {Table: "liquidation_trades", Window: w2}, {Table: "trade_executions", Window: w2},
-		{Table: "payments", Window: w2}, {Table: "balances", Window: w1}}
+		{Table: "payments", Window: w2},
+		// the payments' child tables (fees, execution results, quote elements, user_info) share their gaps
+		{Table: "payment_fees", Window: w2}, {Table: "payment_execution_results", Window: w2},
+		{Table: "payment_quote_elements", Window: w2}, {Table: "payment_user_info", Window: w2},
+		{Table: "balances", Window: w1}}
 	if diff := cmp.Diff(want, gaps(files)); diff != "" {
 		t.Errorf("gaps (-want +got):\n%s", diff)
 	}

@@ -104,7 +104,7 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 		case src == extract.SourceLiquidation:
 			fs, err = l.loadLiquidations(ctx, conn, g)
 		case src == extract.SourcePayment:
-			fs, err = l.loadKeyed(ctx, conn, &Payments, g, paymentRow)
+			fs, err = l.loadPayments(ctx, conn, g)
 		case src == extract.SourceTransfer:
 			fs, err = l.loadKeyed(ctx, conn, &Transfers, g, flatRow(nil))
 		case src == extract.SourceFee:

@@ -227,7 +227,7 @@ var (
 		Keep: "_file, _line",
 	}
 	LiquidationTrades = Table{
-		Name: "liquidation_trades", Source: extract.SourceLiquidation, Prov: ByRun,
+		Name: "liquidation_trades", Source: extract.SourceLiquidation, Extra: true, Prov: ByRun,
 		Columns: cols(
 			required("liquidation_id"), required("trade_id"),
 			one("created_at", Time), one("modified_at", Time), enum("status", liquidationStates),
@@ -237,7 +237,7 @@ var (
 		Key: []string{"liquidation_id"},
 	}
 	TradeExecutions = Table{
-		Name: "trade_executions", Source: extract.SourceLiquidation, Prov: ByRun,
+		Name: "trade_executions", Source: extract.SourceLiquidation, Extra: true, Prov: ByRun,
 		Columns: cols(
 			required("liquidation_id"), required("trade_id"), required("execution_id"),
 			one("executed_at", Time), enum("status", executionStates),
@@ -261,15 +261,16 @@ var Payments = Table{
 		text("quote_id", "quote_type"), one("quote_amount", Amount), one("quote_currency", Currency),
 		text("sender_address", "receiver_address", "payment_method", "returns_payment_with_id",
 			"returned_by_payment_with_id", "crypto_transaction_id", "liquidation_id", "liquidation_status",
-			"liquidation_failure_reason"),
+			"liquidation_failure_reason", "fee_nodes"),
 	),
-	Key:  []string{"payment_id"},
-	Keep: "modified_at DESC NULLS LAST, _file DESC, _line DESC",
+	Extra: true,
+	Key:   []string{"payment_id"},
+	Keep:  "modified_at DESC NULLS LAST, _file DESC, _line DESC",
 }
 
 // Transfers are the server API's transfers (GET /v4/transfers).
 var Transfers = Table{
-	Name: "transfers", Source: extract.SourceTransfer, Prov: ByRun,
+	Name: "transfers", Source: extract.SourceTransfer, Extra: true, Prov: ByRun,
 	Columns: cols(
 		required("transfer_id"), text("state", "owner_address", "sender_address", "receiver_address"),
 		one("amount", Amount), one("sending_fee", Amount), text("internal_id", "end_to_end_id"),
@@ -321,7 +322,8 @@ func TableFor(source string) (*Table, bool) {
 
 // allTables lists every table a source loads through a Table.
 var allTables = []*Table{&PaymentOps, &Recon, &FailureConversion, &StatementEntries, &Liquidations,
-	&LiquidationTrades, &TradeExecutions, &Payments, &Transfers, &Balances, &Fees}
+	&LiquidationTrades, &TradeExecutions, &Payments, &PaymentFees, &PaymentExecutionResults, &PaymentQuoteElements,
+	&PaymentUserInfo, &Transfers, &Balances, &Fees}
 
 // TablesOf lists the warehouse tables the raw files of a source load.
 func TablesOf(source string) []string {

@@ -51,6 +51,9 @@ type paymentJSON struct {
 			ReceiverAddress value `json:"receiver_address"`
 			PaymentMethod   value `json:"payment_method"`
 		} `json:"quote"`
+		FeeInfo struct {
+			Nodes value `json:"nodes"`
+		} `json:"fee_info"`
 	} `json:"contract"`
 	InternalInfo struct {
 		ConnectorRole value `json:"connector_role"`
@@ -93,9 +96,11 @@ func paymentRow(b *builder, at pos, raw json.RawMessage) error {
 			{"returns_payment_with_id", p.ReturnsPaymentWithID}, {"returned_by_payment_with_id", p.ReturnedByPaymentWithID},
 			{"crypto_transaction_id", p.CryptoTransactionID}, {"liquidation_id", p.LiquidationDetails.ID},
 			{"liquidation_status", p.LiquidationDetails.Status}, {"liquidation_failure_reason", p.LiquidationDetails.FailureReason},
+			{"fee_nodes", p.Contract.FeeInfo.Nodes},
 		} {
 			b.set(f.name, f.v)
 		}
+		paymentExtra(b, raw)
 		return nil
 	})
 	return err

@@ -92,6 +92,8 @@ var injectors = []injector{
 	{rule: "liquidation_not_delivered", eligible: liquidatedOnDay, apply: undelivered(false), account: ourAccount},
 	{rule: "liquidation_not_delivered", decoy: true, eligible: liquidatedOnDay, apply: undelivered(true)},
 	{rule: "liquidation_stuck", eligible: liquidatedOnDay, apply: stuck, account: ourAccount, due: liquidationCreated},
+	{rule: "liquidation_trades_mismatch", eligible: liquidatedOnDay, apply: tradesOff(false), account: ourAccount},
+	{rule: "liquidation_trades_mismatch", decoy: true, eligible: liquidatedOnDay, apply: tradesOff(true)},
 	{rule: "payment_state_mismatch", eligible: odlMoved, apply: stateMismatch(false), account: ourAccount},
 	{rule: "payment_state_mismatch", decoy: true, eligible: odlMoved, apply: stateMismatch(true)},
 	{rule: "payment_stale", eligible: createdOnDay, apply: stale, account: ourAccount, due: staleSince},

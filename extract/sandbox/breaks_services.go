@@ -97,6 +97,11 @@ func liquidationAmount(decoy bool) func(*Sandbox, *payment, *injection) {
 			default:
 				l.DestinationCurrency = "XAF"
 			}
+			// The trade requests still add up to destination_amount: the
+			// liquidation agrees with itself, not with RECON.
+			last := &l.TradeRequests[len(l.TradeRequests)-1]
+			delta := amount.Sub(decimal.RequireFromString(string(l.DestinationAmount)))
+			last.Amount = num(fiat(decimal.RequireFromString(string(last.Amount)).Add(delta)))
 			l.DestinationAmount = num(fiat(amount))
 		}}
 	}
@@ -209,23 +214,28 @@ func (a *apiPayment) setState(state string, modified time.Time) {
 
 // stateMismatch makes the server API disagree with PAYMENT_OPS on a terminal
 // state, in turn: the report says FAILED and the API COMPLETED; COMPLETED
-// and FAILED; COMPLETED and EXECUTED (the API went back). A decoy is a
-// state the API may reach after the report's: EXECUTED then COMPLETED, or
-// COMPLETED then RETURNED.
+// and FAILED; COMPLETED and EXECUTED (the API went back); COMPLETED and
+// RETURNED two hours after settlement, long before the report was generated
+// (DESIGN §3). A decoy is a state the API may reach after the report's:
+// EXECUTED then COMPLETED, or COMPLETED then RETURNED an hour after the
+// last generated day, after any report of those days was generated.
 func stateMismatch(decoy bool) func(*Sandbox, *payment, *injection) {
-	return func(_ *Sandbox, p *payment, in *injection) {
+	return func(s *Sandbox, p *payment, in *injection) {
 		report, api, after := stateCompleted, stateExecuted, 10*time.Minute
+		var at time.Time // when set, the API's change is at this time
 		switch v := in.variant; {
 		case decoy && v%2 == 0:
 			report, api = stateExecuted, stateCompleted
 		case decoy:
-			api, after = stateReturned, 30*time.Minute
-		case v%3 == 0:
+			api, at = stateReturned, dayTime(s.start+s.days).Add(time.Hour)
+		case v%4 == 0:
 			report, api = stateFailed, stateCompleted
-		case v%3 == 1:
+		case v%4 == 1:
 			api = stateFailed
-		default:
+		case v%4 == 2:
 			after = 0
+		default:
+			api, after = stateReturned, 2*time.Hour
 		}
 		if report == stateFailed {
 			fail(p)
@@ -237,7 +247,10 @@ func stateMismatch(decoy bool) func(*Sandbox, *payment, *injection) {
 			if p.state == stateFailed {
 				settled = p.failed
 			}
-			a.setState(api, settled.Add(after))
+			if at.IsZero() {
+				at = settled.Add(after)
+			}
+			a.setState(api, at)
 		}}
 	}
 }

@@ -33,6 +33,10 @@ type Faults struct {
 	MalformedRows  float64  `json:"malformed_rows"`      // share of report rows followed by a malformed copy
 	DownloadHost   bool     `json:"download_host"`       // download links point to Config.FilesURL, a second listener
 	Down           []string `json:"down"`                // routes (patterns as Requests names them) answering 503 to every request: an outage
+	// LiquidationSummaries: the liquidation list serves summaries (no
+	// trade_requests), so a client must call GET /liquidations/{id} for each;
+	// by default list items are whole records.
+	LiquidationSummaries bool `json:"liquidation_summaries"`
 }
 
 // ModerateFaults is every network fault at a moderate rate, with data faults

@@ -47,7 +47,7 @@ type liquidation struct {
 	ExpiresAt               string         `json:"expires_at"`
 	LiquidationSource       string         `json:"liquidation_source"`
 	Status                  string         `json:"status"`
-	TradeRequests           []tradeRequest `json:"trade_requests,omitempty"` // only in GET /liquidations/{id}
+	TradeRequests           []tradeRequest `json:"trade_requests,omitempty"` // in the list too, unless Faults.LiquidationSummaries
 	ExecutionStrategy       struct {
 		MaxAmountPerTrade    num `json:"maxAmountPerTrade"`
 		MinimumTradeInterval num `json:"minimumTradeInterval"`
@@ -267,12 +267,15 @@ func (s *Sandbox) liquidations(from, to time.Time) []*liquidation {
 	return out
 }
 
-// summary is the list form of a liquidation: no trade requests.
-func (l *liquidation) summary() json.RawMessage {
+// listed is the list form of a liquidation: the whole record, or with
+// Faults.LiquidationSummaries a summary without trade requests. A
+// liquidation without trade requests (CREATED) never carries the field.
+func (l *liquidation) listed(summary bool) json.RawMessage {
 	c := *l
-	c.TradeRequests = nil
-	b, _ := json.Marshal(c) // plain data always marshals
-	return b
+	if summary {
+		c.TradeRequests = nil
+	}
+	return mustJSON(c)
 }
 
 func (s *Sandbox) liquidationError(w http.ResponseWriter, status int, title, detail string) {
@@ -290,7 +293,8 @@ func (s *Sandbox) liquidationDenied(w http.ResponseWriter, detail string) {
 // listLiquidations serves GET /liquidations: start_date (inclusive) and
 // end_date (exclusive) select by created_at (either may be absent); status,
 // payment_id and reference_id filter; page zero-based, size 1..200 (default
-// 50); the envelope's items are in results.
+// 50); the envelope's items are in results, whole records unless
+// Faults.LiquidationSummaries.
 func (s *Sandbox) listLiquidations(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	page, size, bad := pageParams(q, 50, extract.MaxLiquidationPage)
@@ -325,7 +329,9 @@ func (s *Sandbox) listLiquidations(w http.ResponseWriter, r *http.Request) {
 		return out
 	})
 	writePage(w, "results", len(keys), page, size, []sortJSON{ascending("created_at")},
-		func(i int) json.RawMessage { return s.liquidation(s.byDayKey(keys[i])).summary() })
+		func(i int) json.RawMessage {
+			return s.liquidation(s.byDayKey(keys[i])).listed(s.cfg.Faults.LiquidationSummaries)
+		})
 }
 
 // getLiquidation serves GET /liquidations/{id}: the whole record.

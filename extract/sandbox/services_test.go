@@ -82,6 +82,22 @@ func (e *env) rows(t *testing.T, tok, typ string) []map[string]string {
 	return readCSV(t, b)
 }
 
+// TestLiquidationSummariesLackTrades: with Faults.LiquidationSummaries the
+// list items are the records without trade_requests.
+func TestLiquidationSummariesLackTrades(t *testing.T) {
+	e := start(t, sandbox.Config{BreaksPerDay: -1, Faults: sandbox.Faults{LiquidationSummaries: true}})
+	tok := e.token(t)
+	list := e.list(t, tok, "/liquidations?start_date="+stamp(day0)+"&end_date="+stamp(day0.AddDate(0, 0, 4)), "results", 200)
+	if len(list) == 0 {
+		t.Fatal("no liquidations")
+	}
+	for _, item := range list {
+		if _, has := item["trade_requests"]; has {
+			t.Errorf("summary %s carries trade_requests", item["id"])
+		}
+	}
+}
+
 // TestLiquidationsAgreeWithTheReports: one liquidation per received
 // cross-currency payment that moved money, whose totals agree with its
 // trades and executions and with the payment's RECON destination trade.
@@ -111,8 +127,8 @@ func TestLiquidationsAgreeWithTheReports(t *testing.T) {
 	for _, item := range list {
 		pid := item["network_payment_id"].(string)
 		got[pid] = true
-		if _, has := item["trade_requests"]; has {
-			t.Errorf("list item %s carries trade_requests", item["id"])
+		if _, has := item["trade_requests"]; !has {
+			t.Errorf("list item %s lacks trade_requests (whole records unless Faults.LiquidationSummaries)", item["id"])
 		}
 		if key := item["created_at"].(string) + item["id"].(string); key < prev {
 			t.Errorf("list not ordered by created_at at %s", item["id"])

@@ -1,0 +1,312 @@
+package transform
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"recon/extract"
+)
+
+// A server API Payment is loaded into payments and four child tables: the
+// fee totals of contract.fee_info, the execution results (and the
+// liquidation and push-forward ones), the quote elements and the user_info
+// steps. Child rows carry their payment's file and element number as
+// provenance, so the one payment row kept of a key (Payments.Keep) keeps
+// its own children.
+
+// movement are the columns an execution result shares with a quote element.
+func movement() []Column {
+	return cols(text("sender_address", "receiver_address"),
+		one("sending_amount", Amount), one("receiving_amount", Amount),
+		one("sending_fee", Amount), one("receiving_fee", Amount),
+		one("sending_currency_code", Currency), one("receiving_currency_code", Currency),
+		one("transfer_currency_code", Currency),
+		one("fx_rate", Amount), one("fx_base_currency", Currency), one("fx_counter_currency", Currency), text("fx_type"))
+}
+
+// Payment child tables.
+var (
+	PaymentFees = Table{
+		Name: "payment_fees", Source: extract.SourcePayment, Prov: ByRun,
+		Columns: cols(required("payment_id"), one("fee_currency", Currency), one("total_fee", Amount)),
+		Key:     []string{"payment_id"},
+	}
+	PaymentExecutionResults = Table{
+		Name: "payment_execution_results", Source: extract.SourcePayment, Extra: true, Prov: ByRun,
+		Columns: cols(required("payment_id"), text("result_list"), required("execution_result_id"),
+			one("execution_timestamp", Time), text("execution_result_type"), one("execution_result_order", Amount),
+			movement(), one("intermediary_delta", Amount), text("incentive_type"), one("incentive_value", Amount),
+			text("transaction_hash", "venue_id"), one("fiat_adjusted_value", Amount), text("liquidity_payment_id")),
+		Key: []string{"payment_id"},
+	}
+	PaymentQuoteElements = Table{
+		Name: "payment_quote_elements", Source: extract.SourcePayment, Extra: true, Prov: ByRun,
+		Columns: cols(required("payment_id"), required("quote_element_id"), text("quote_element_type"),
+			one("quote_element_order", Amount), movement()),
+		Key: []string{"payment_id"},
+	}
+	PaymentUserInfo = Table{
+		Name: "payment_user_info", Source: extract.SourcePayment, Prov: ByRun,
+		Columns: cols(required("payment_id"), text("node_address"), required("step"), one("position", Amount),
+			one("created_at", Time), text("sub_state", "json")),
+		Key: []string{"payment_id"},
+	}
+)
+
+// paymentTables are loaded together, payments first.
+var paymentTables = []*Table{&Payments, &PaymentFees, &PaymentExecutionResults, &PaymentQuoteElements, &PaymentUserInfo}
+
+// resultLists are the arrays of a Payment shaped as execution results, and
+// the result_list value of their rows.
+var resultLists = []struct{ field, name string }{
+	{"execution_results", "execution"},
+	{"liquidation_execution_results", "liquidation"},
+	{"push_forward_execution_results", "push_forward"},
+}
+
+// userInfoSteps are the lifecycle arrays of a user_info entry (spec: User info entry).
+var userInfoSteps = []string{"accepted", "locked", "lock_declined", "retry_accept", "retry_settlement", "settlement",
+	"settlement_declined", "failed", "executed", "completed", "forwarded", "returned"}
+
+// paymentChunk is how many payment pages are staged at a time: it bounds
+// the memory of a large load (the children are several rows a payment).
+const paymentChunk = 200
+
+// loadPayments loads all pages of payments, with their children, in one
+// transaction: every payment brought replaces its row and its children.
+func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []extract.RawFile) ([]FileStats, error) {
+	recs := make([][]arrow.RecordBatch, len(paymentTables))
+	bs := make([]*builder, len(paymentTables))
+	for i, t := range paymentTables {
+		bs[i] = newBuilder(t, func(rec arrow.RecordBatch) error { recs[i] = append(recs[i], rec); return nil })
+	}
+	defer func() {
+		for i := range bs {
+			bs[i].release()
+			for _, r := range recs[i] {
+				r.Release()
+			}
+		}
+	}()
+	for start := 0; start < len(files); start += paymentChunk {
+		for _, f := range files[start:min(start+paymentChunk, len(files))] {
+			content, err := readPage(l.path(f))
+			if err != nil {
+				return nil, fmt.Errorf("read payments pages: %s: %w", f.Path, err)
+			}
+			for j, raw := range content {
+				at := pos{file: f.Path, n: int64(j + 1), path: fmt.Sprintf("$.content[%d]", j)}
+				if err := paymentRows(bs, at, raw); err != nil {
+					return nil, fmt.Errorf("read payments pages: %w", err)
+				}
+			}
+		}
+		for i, t := range paymentTables {
+			if err := bs[i].finish(); err != nil {
+				return nil, err
+			}
+			if err := stageRecords(ctx, conn, "chunk_"+t.Name, bs[i].schema, recs[i]); err != nil {
+				return nil, err
+			}
+			for _, r := range recs[i] {
+				r.Release()
+			}
+			recs[i] = recs[i][:0]
+			q := fmt.Sprintf(`INSERT INTO stage_%s SELECT * FROM chunk_%s`, t.Name, t.Name)
+			if start == 0 {
+				q = fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE stage_%s AS SELECT * FROM chunk_%s`, t.Name, t.Name)
+			}
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return nil, fmt.Errorf("stage %s: %w", t.Name, err)
+			}
+		}
+	}
+	var bad []quarantined
+	for i := range bs {
+		bad = append(bad, bs[i].bad...)
+	}
+	stats := fileStats(files, bs...)
+	if err := stageRecord(ctx, conn, bad, stats); err != nil {
+		return nil, err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	args := []any{sql.Named("source", extract.SourcePayment), sql.Named("run_id", l.runID),
+		sql.Named("account", nil), sql.Named("report_id", nil)}
+	ids := `(SELECT payment_id FROM stage_payments)`
+	stmts := []string{`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT record_key FROM stage_quarantine)`,
+		`DELETE FROM quarantine WHERE source = $source AND record_key IN ` + ids}
+	for _, t := range paymentTables {
+		stmts = append(stmts, fmt.Sprintf(`DELETE FROM %s WHERE payment_id IN %s`, t.Name, ids))
+	}
+	stmts = append(stmts, insertSQL(&Payments, "stage_payments"))
+	// The children of the payment row kept, and of no other copy of it.
+	kept := `(SELECT payment_id, _file, _line FROM stage_payments QUALIFY row_number() OVER (PARTITION BY payment_id ORDER BY ` +
+		Payments.Keep + `) = 1)`
+	for _, t := range paymentTables[1:] {
+		stmts = append(stmts, insertSQL(t, fmt.Sprintf(`(SELECT c.* FROM stage_%s c SEMI JOIN %s k
+			ON k.payment_id = c.payment_id AND k._file = c._file AND k._line = c._line)`, t.Name, kept)))
+	}
+	stmts = append(stmts, `DELETE FROM quarantine q USING stage_files f
+		WHERE q.source = $source AND q.window_from >= f.window_from AND q.window_to <= f.window_to`)
+	if err := execAll(ctx, tx, args, append(stmts, recordFilesSQL...)...); err != nil {
+		return nil, fmt.Errorf("load payments: %w", err)
+	}
+	return stats, tx.Commit()
+}
+
+// paymentKnown are the fields of a Payment (and of its nested objects, as
+// object.field) that a column or a child table holds; the others go to extra.
+var paymentKnown = map[string][]string{
+	"": {"payment_id", "payment_state", "payment_type", "contract_hash", "accepted_at", "locked_at", "executed_at",
+		"completed_at", "returned_at", "modified_at", "returns_payment_with_id", "returned_by_payment_with_id",
+		"crypto_transaction_id", "contract", "internal_info", "liquidation_details", "execution_results",
+		"liquidation_execution_results", "push_forward_execution_results", "user_info"},
+	"contract":            {"sender_end_to_end_id", "created_at", "expires_at", "quote", "fee_info"},
+	"contract.quote":      {"quote_id", "type", "amount", "currency_code", "sender_address", "receiver_address", "payment_method", "quote_elements"},
+	"contract.fee_info":   {"nodes", "total_fees"},
+	"internal_info":       {"connector_role", "internal_id", "labels"},
+	"liquidation_details": {"id", "status", "failure_reason"},
+}
+
+// paymentRows adds one Payment to payments and its children to the child
+// builders. A payment that is not one is rejected alone; a bad child is
+// rejected alone, under its payment's id.
+func paymentRows(bs []*builder, at pos, raw json.RawMessage) error {
+	if err := paymentRow(bs[0], at, raw); err != nil {
+		return err
+	}
+	m, ok := object(raw)
+	if !ok {
+		return nil
+	}
+	idv, _ := jsonValue(m["payment_id"])
+	if !idv.set || idv.isJSON {
+		return nil
+	}
+	parent := map[string]value{"payment_id": idv}
+	contract, _ := object(m["contract"])
+	feeInfo, _ := object(contract["fee_info"])
+	quote, _ := object(contract["quote"])
+	if err := each(feeInfo["total_fees"], at.path+".contract.fee_info.total_fees", func(p string, e json.RawMessage) error {
+		_, err := bs[1].element(pos{at.file, at.n, p}, e, shape{}, parent)
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, rl := range resultLists {
+		fixed := map[string]value{"payment_id": idv, "result_list": textValue(rl.name)}
+		if err := each(m[rl.field], at.path+"."+rl.field, func(p string, e json.RawMessage) error {
+			return movementRow(bs[2], pos{at.file, at.n, p}, e, fixed)
+		}); err != nil {
+			return err
+		}
+	}
+	if err := each(quote["quote_elements"], at.path+".contract.quote.quote_elements", func(p string, e json.RawMessage) error {
+		return movementRow(bs[3], pos{at.file, at.n, p}, e, parent)
+	}); err != nil {
+		return err
+	}
+	n := 0
+	return each(m["user_info"], at.path+".user_info", func(p string, e json.RawMessage) error {
+		entry, _ := object(e)
+		node, _ := jsonValue(entry["node_address"])
+		for _, step := range userInfoSteps {
+			if err := each(entry[step], p+"."+step, func(sp string, item json.RawMessage) error {
+				n++
+				fixed := map[string]value{"payment_id": idv, "node_address": node, "step": textValue(step),
+					"position": textValue(fmt.Sprint(n))}
+				_, err := bs[4].element(pos{at.file, at.n, sp}, item,
+					shape{renames: map[string]string{"subState": "sub_state"}}, fixed)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// each calls fn with the path and text of every element of a JSON array;
+// null or absent is no element, and anything else is ignored here (the
+// payment's extra keeps what is not an array).
+func each(raw json.RawMessage, path string, fn func(string, json.RawMessage) error) error {
+	var items []json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	for i, e := range items {
+		if err := fn(fmt.Sprintf("%s[%d]", path, i), e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// movementRow adds an execution result or a quote element; fx_rate is an
+// object {rate, base_currency_code, counter_currency_code, type} or a number.
+func movementRow(b *builder, at pos, raw json.RawMessage, fixed map[string]value) error {
+	_, err := b.add(at, raw, func() error {
+		for k, v := range fixed {
+			b.set(k, v)
+		}
+		m, ok := object(raw)
+		if !ok {
+			return fmt.Errorf("not a JSON object")
+		}
+		if err := b.setFields(m, shape{skip: []string{"fx_rate"}}); err != nil {
+			return err
+		}
+		if fx, ok := object(m["fx_rate"]); ok {
+			for k, col := range map[string]string{"rate": "fx_rate", "base_currency_code": "fx_base_currency",
+				"counter_currency_code": "fx_counter_currency", "type": "fx_type"} {
+				v, err := jsonValue(fx[k])
+				if err != nil {
+					return fmt.Errorf("fx_rate.%s: %w", k, err)
+				}
+				b.set(col, v)
+			}
+		} else if v, err := jsonValue(m["fx_rate"]); err == nil {
+			b.set("fx_rate", v)
+		}
+		for k, v := range fixed {
+			b.set(k, v)
+		}
+		return nil
+	})
+	return err
+}
+
+// paymentExtra keeps the fields of a Payment that no column or child table
+// holds, named by their path (contract.quote.price_guarantee).
+func paymentExtra(b *builder, raw json.RawMessage) {
+	m, ok := object(raw)
+	if !ok {
+		return
+	}
+	var walk func(prefix string, m map[string]json.RawMessage)
+	walk = func(prefix string, m map[string]json.RawMessage) {
+		known := paymentKnown[prefix]
+		for k, v := range m {
+			name := strings.TrimPrefix(prefix+"."+k, ".")
+			if _, nested := paymentKnown[name]; nested {
+				if sub, ok := object(v); ok {
+					walk(name, sub)
+					continue
+				}
+			}
+			if !contains(known, k) {
+				b.setExtra(name, v)
+			}
+		}
+	}
+	walk("", m)
+}
