@@ -41,7 +41,8 @@ func (c *Client) collectReports(ctx context.Context, req Request, dir string) ([
 		}
 		chosen, uncovered := cover(cands, req.Reports)
 		for _, cd := range chosen {
-			jobs = append(jobs, func(ctx context.Context) (outcome, error) {
+			call := Call{What: typ, Window: cd.days, Request: "GET " + c.reportURL(cd.r.ID), Then: "download it when READY"}
+			jobs = append(jobs, job{call: call, run: func(ctx context.Context) (outcome, error) {
 				r, err := c.GetReport(ctx, cd.r.ID) // the listing has no downloadLink
 				if err != nil {
 					return outcome{}, err
@@ -55,7 +56,7 @@ func (c *Client) collectReports(ctx context.Context, req Request, dir string) ([
 					o.incomplete = []string{fmt.Sprintf("report %s %s (%s) FAILED", typ, cd.days, r.ID)}
 				}
 				return o, nil
-			})
+			}})
 		}
 		for _, g := range uncovered {
 			gaps.files = append(gaps.files, RawFile{Source: reportSources[typ], Format: req.Format, Window: g, Status: StatusFailed,

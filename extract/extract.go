@@ -248,8 +248,6 @@ type outcome struct {
 	incomplete []string
 }
 
-type job func(context.Context) (outcome, error)
-
 // Extract pulls every source the request names into dir, then writes
 // dir/index.json. A FAILED report (after ReportTries in create mode), days
 // no collected report covers, and a liquidation or server API source that
@@ -269,35 +267,18 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 	}
 	res := &Result{}
 	var jobs []job
-	switch req.Mode {
-	case ModeCreate:
-		for _, typ := range req.ReportTypes {
-			for _, w := range chunks(req.Reports, MaxReportDays) {
-				jobs = append(jobs, func(ctx context.Context) (outcome, error) {
-					return c.createReport(ctx, typ, req.Format, w, dir, req.Cleanup)
-				})
+	for _, j := range c.jobs(req, dir) {
+		switch {
+		case j.expand != nil:
+			more, gaps, err := j.expand(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("extract: %w", err)
 			}
+			jobs = append(jobs, more...)
+			res.Files, res.Incomplete = append(res.Files, gaps.files...), append(res.Incomplete, gaps.incomplete...)
+		case j.run != nil:
+			jobs = append(jobs, j)
 		}
-	case ModeCollect:
-		collected, gaps, err := c.collectReports(ctx, req, dir)
-		if err != nil {
-			return nil, fmt.Errorf("extract: %w", err)
-		}
-		jobs, res.Files, res.Incomplete = append(jobs, collected...), gaps.files, gaps.incomplete
-	}
-	for _, acct := range req.Accounts {
-		jobs = append(jobs, func(ctx context.Context) (outcome, error) {
-			files, err := c.extractStatement(ctx, acct, req.Statements, dir)
-			return outcome{files: files}, err
-		})
-	}
-	if !req.Liquidations.IsZero() {
-		jobs = append(jobs, func(ctx context.Context) (outcome, error) {
-			return c.extractLiquidations(ctx, req.Liquidations, dir)
-		})
-	}
-	if !req.Server.IsZero() {
-		jobs = append(jobs, c.serverJobs(req.Server, dir)...)
 	}
 
 	trace := traceOf(ctx)
@@ -305,9 +286,9 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 	outs := make([]outcome, len(jobs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
-	for i, run := range jobs {
+	for i, j := range jobs {
 		g.Go(func() (err error) {
-			if outs[i], err = run(gctx); err != nil {
+			if outs[i], err = j.run(gctx); err != nil {
 				return err // the first error cancels the others
 			}
 			trace.jobDone()
@@ -591,48 +572,53 @@ func notPulled(source string, w Window, request string, err error) outcome {
 // modified in w, transfers created in w (and any newer), the balances and
 // the fees. A source the API fails to give is not pulled (notPulled).
 func (c *Client) serverJobs(w Window, dir string) []job {
-	paged := func(source string, p pager, name, u func(page int) string) job {
-		return func(ctx context.Context) (outcome, error) {
+	paged := func(source string, call Call, p pager, name, u func(page int) string) job {
+		call.Request = "GET " + u(0)
+		return job{call: call, run: func(ctx context.Context) (outcome, error) {
 			files, err := c.savePages(ctx, dir, p, func(page int) RawFile {
 				return RawFile{Source: source, Window: w, Page: page, Path: name(page), Request: "GET " + u(page)}
 			})
 			if pe := (*pullError)(nil); errors.As(err, &pe) {
-				return c.notPulled(ctx, source, w, "GET "+u(0), pe.err)
+				return c.notPulled(ctx, source, w, call.Request, pe.err)
 			}
 			if err != nil {
 				return outcome{}, fmt.Errorf("%s: %w", source, err)
 			}
 			c.log.Info(source, "window", w.String(), "pages", len(files))
 			return outcome{files: files}, nil
-		}
+		}}
 	}
+	const upToTheLast = "the next pages up to the last"
 	var jobs []job
 	for _, field := range PaymentRangeFields {
 		q := paymentQuery(field, w)
-		jobs = append(jobs, paged(SourcePayment, c.paymentPager(q, MaxServerPage),
+		jobs = append(jobs, paged(SourcePayment, Call{What: paymentsWhat(field), Window: w, Then: upToTheLast},
+			c.paymentPager(q, MaxServerPage),
 			func(p int) string { return paymentPath(field, w, p) },
 			func(p int) string { return c.paymentURL(q, p, MaxServerPage) }))
 	}
+	balances := "GET " + c.cfg.ServerURL + PathBalances
 	return append(jobs,
-		paged(SourceTransfer, c.transferPager(w.Start(), MaxServerPage),
+		paged(SourceTransfer, Call{What: "transfers", Window: w, Then: "the next pages until one ends before the window"},
+			c.transferPager(w.Start(), MaxServerPage),
 			func(p int) string { return fmt.Sprintf("transfers/p%04d.json", p) },
 			func(p int) string { return c.transferURL(p, MaxServerPage) }),
-		paged(SourceFee, c.feePager(MaxServerPage),
+		paged(SourceFee, Call{What: "fees", Then: upToTheLast}, c.feePager(MaxServerPage),
 			func(p int) string { return fmt.Sprintf("fees/p%04d.json", p) },
 			func(p int) string { return c.feeURL(p, MaxServerPage) }),
-		func(ctx context.Context) (outcome, error) {
-			request := "GET " + c.cfg.ServerURL + PathBalances
-			body, at, err := c.Balances(ctx)
-			if err != nil {
-				return c.notPulled(ctx, SourceBalance, w, request, err)
-			}
-			f := RawFile{Source: SourceBalance, Format: FormatJSON, Status: StatusReady, Window: w, FetchedAt: at,
-				Path: "balances/balances.json", Request: request}
-			if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
-				return outcome{}, fmt.Errorf("balances: %w", err)
-			}
-			return outcome{files: []RawFile{f}}, nil
-		},
+		job{call: Call{What: "balances", Request: balances, Then: "nothing more: one snapshot"},
+			run: func(ctx context.Context) (outcome, error) {
+				body, at, err := c.Balances(ctx)
+				if err != nil {
+					return c.notPulled(ctx, SourceBalance, w, balances, err)
+				}
+				f := RawFile{Source: SourceBalance, Format: FormatJSON, Status: StatusReady, Window: w, FetchedAt: at,
+					Path: "balances/balances.json", Request: balances}
+				if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
+					return outcome{}, fmt.Errorf("balances: %w", err)
+				}
+				return outcome{files: []RawFile{f}}, nil
+			}},
 	)
 }
 

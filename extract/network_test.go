@@ -720,52 +720,6 @@ func TestCleanupDeletesCreatedReports(t *testing.T) {
 	}
 }
 
-// TestLiquidationsByPayment: the targeted refresh gives the same record as
-// the detail.
-func TestLiquidationsByPayment(t *testing.T) {
-	n := newNetwork(t, sandbox.Faults{})
-	w := window(t, "2026-10-01", "2026-10-01")
-	var first json.RawMessage
-	for page, err := range n.client.LiquidationPages(t.Context(), w, 5) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p struct {
-			Results []json.RawMessage `json:"results"`
-		}
-		mustDecode(t, page, &p)
-		first = p.Results[0]
-		break
-	}
-	var l struct {
-		ID        string `json:"id"`
-		PaymentID string `json:"network_payment_id"`
-	}
-	mustDecode(t, first, &l)
-	detail, err := n.client.Liquidation(t.Context(), l.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := n.client.LiquidationsByPayment(t.Context(), l.PaymentID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 1 || !jsonEqual(t, got[0], detail) {
-		t.Errorf("by payment: %d liquidations, want the one detail", len(got))
-	}
-	if none, err := n.client.LiquidationsByPayment(t.Context(), "00000000-0000-4000-8000-000000000000"); err == nil {
-		t.Errorf("unknown payment: %v, want a 404", none)
-	}
-}
-
-func jsonEqual(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	mustDecode(t, a, &x)
-	mustDecode(t, b, &y)
-	return cmp.Equal(x, y)
-}
-
 // TestServerSources checks the server API files: payments by executed_at
 // and by modified_at in the window, transfers paged newest first until past the window,
 // balances keyed by the Date header.
@@ -813,13 +767,18 @@ func TestServerSources(t *testing.T) {
 func TestTransferPagesStopPastTheWindow(t *testing.T) {
 	n := newNetwork(t, sandbox.Faults{})
 	since := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
-	var pages int
+	dir := t.TempDir()
+	files, err := n.client.SaveTransferPages(t.Context(), dir, since, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := len(files)
 	var oldest time.Time
-	for body, err := range n.client.TransferPages(t.Context(), since, 2) {
+	for _, f := range files {
+		body, err := os.ReadFile(filepath.Join(dir, f.Path))
 		if err != nil {
 			t.Fatal(err)
 		}
-		pages++
 		var p struct {
 			Content []struct {
 				CreatedAt time.Time `json:"created_at"`
@@ -837,5 +796,35 @@ func TestTransferPagesStopPastTheWindow(t *testing.T) {
 	}
 	if got := n.sb.Requests()["GET /v4/transfers"]; got != pages {
 		t.Errorf("%d requests for %d pages", got, pages)
+	}
+}
+
+// TestPlanIsWhatExtractRuns: the plan of a request lists one call per job
+// Extract starts (the token aside), and each paged source's first page is
+// the request its call names.
+func TestPlanIsWhatExtractRuns(t *testing.T) {
+	n := newNetwork(t, sandbox.Faults{})
+	req := fullRequest(t, n.sb, extract.FormatJSON)
+	calls, err := n.client.Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := 0
+	ctx := extract.WithTrace(t.Context(), &extract.Trace{Planned: func(jobs int) { planned = jobs }})
+	res, err := n.client.Extract(ctx, req, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls[0].What != "token" || len(calls)-1 != planned {
+		t.Errorf("plan of %d calls (token first: %v), Extract started %d jobs", len(calls), calls[0].What == "token", planned)
+	}
+	requests := map[string]bool{}
+	for _, c := range calls {
+		requests[c.Request] = true
+	}
+	for _, f := range res.Files {
+		if f.ReportID == "" && f.Page == 0 && f.Source != extract.SourceLiquidation && !requests[f.Request] {
+			t.Errorf("%s %s: first request %q is not in the plan", f.Source, f.Path, f.Request)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 )
 
 // pageInfo is what paging needs from one page envelope.
@@ -93,27 +92,6 @@ func (c *Client) fetchPages(ctx context.Context, p pager, keep func(pageInfo, []
 		}
 		if stop {
 			return nil
-		}
-	}
-}
-
-// pageSeq yields the bodies of p's pages in page order, after fetching them
-// all; fetching starts when the sequence is ranged over, and an error is
-// yielded once, alone.
-func (c *Client) pageSeq(ctx context.Context, p pager) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		var pages [][]byte
-		if err := c.fetchPages(ctx, p, func(_ pageInfo, body []byte) error {
-			pages = append(pages, body)
-			return nil
-		}); err != nil {
-			yield(nil, err)
-			return
-		}
-		for _, b := range pages {
-			if !yield(b, nil) {
-				return
-			}
 		}
 	}
 }

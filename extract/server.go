@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,12 +31,6 @@ func paymentPath(field string, w Window, page int) string {
 		prefix = strings.ToLower(strings.TrimSuffix(field, "_AT")) + "_"
 	}
 	return fmt.Sprintf("payments/%s%s_%s_p%04d.json", prefix, w.From.Format(DateLayout), w.To.Format(DateLayout), page)
-}
-
-// PaymentPages yields the raw pages of GET /payments for q, in page order,
-// after fetching them all. size is the explicit page size (1..MaxServerPage).
-func (c *Client) PaymentPages(ctx context.Context, q PaymentQuery, size int) iter.Seq2[[]byte, error] {
-	return c.pageSeq(ctx, c.paymentPager(q, size))
 }
 
 func (c *Client) paymentPager(q PaymentQuery, size int) pager {
@@ -68,14 +61,6 @@ func (c *Client) paymentURL(q PaymentQuery, page, size int) string {
 		v.Add("with_labels", l)
 	}
 	return c.cfg.ServerURL + PathPayments + "?" + v.Encode()
-}
-
-// TransferPages yields the raw pages of GET /transfers, newest first, up to
-// and including the first page that reaches before since (the list has no
-// date filter), after fetching them all. size is the explicit page size
-// (1..MaxServerPage).
-func (c *Client) TransferPages(ctx context.Context, since time.Time, size int) iter.Seq2[[]byte, error] {
-	return c.pageSeq(ctx, c.transferPager(since, size))
 }
 
 func (c *Client) transferPager(since time.Time, size int) pager {
@@ -115,12 +100,6 @@ func (c *Client) transferURL(page, size int) string {
 		"sort_field": {TransferSortField}, "sort_direction": {TransferSortDesc},
 	}
 	return c.cfg.ServerURL + PathTransfers + "?" + v.Encode()
-}
-
-// FeePages yields the raw pages of the fee configuration, in page order,
-// after fetching them all. size is the explicit page size (1..MaxServerPage).
-func (c *Client) FeePages(ctx context.Context, size int) iter.Seq2[[]byte, error] {
-	return c.pageSeq(ctx, c.feePager(size))
 }
 
 func (c *Client) feePager(size int) pager {

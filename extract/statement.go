@@ -1,22 +1,12 @@
 package extract
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"net/url"
 	"strconv"
 )
-
-// StatementPages yields the raw bodies of every page of an account's
-// statement over w, in page order. It fetches all pages before yielding any
-// (paging over a changing list can skip entries) and checks that the pages
-// hold exactly total_elements entries. size is the explicit page size (1..MaxStatementPage).
-func (c *Client) StatementPages(ctx context.Context, account string, w Window, size int) iter.Seq2[[]byte, error] {
-	return c.pageSeq(ctx, c.statementPager(account, w, size))
-}
 
 func (c *Client) statementPager(account string, w Window, size int) pager {
 	p := pager{
