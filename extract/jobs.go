@@ -4,15 +4,17 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"recon/extract/raw"
 )
 
 // Call is a request Extract begins with, known before any request is made.
 type Call struct {
-	What    string // "token", a report type, "scheduled reports", "statement", "liquidations", "payments by executed_at", …
-	Window  Window // days the call covers (zero for the token)
-	Account string // statements only
-	Request string // method and URL, without secrets
-	Then    string // what follows it at run time
+	What    string     // "token", a report type, "scheduled reports", "statement", "liquidations", "payments by executed_at", …
+	Window  raw.Window // days the call covers (zero for the token)
+	Account string     // statements only
+	Request string     // method and URL, without secrets
+	Then    string     // what follows it at run time
 }
 
 // job is one unit of an extraction: the call it begins with, which Plan

@@ -8,14 +8,16 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"recon/extract/raw"
 )
 
-func (c *Client) liquidationPager(w Window, size int) pager {
+func (c *Client) liquidationPager(w raw.Window, size int) pager {
 	p := pager{
-		op:    "liquidations " + w.String(),
-		url:   func(page int) string { return c.liquidationListURL(w, page, size) },
-		parse: parseEnvelope("results"),
-		err:   c.needLiquidationURL(),
+		op:  "liquidations " + w.String(),
+		url: func(page int) string { return c.liquidationListURL(w, page, size) },
+		env: raw.Results,
+		err: c.needLiquidationURL(),
 	}
 	if p.err == nil && (size < 1 || size > MaxLiquidationPage) {
 		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxLiquidationPage)
@@ -23,7 +25,7 @@ func (c *Client) liquidationPager(w Window, size int) pager {
 	return p
 }
 
-func (c *Client) liquidationListURL(w Window, page, size int) string {
+func (c *Client) liquidationListURL(w raw.Window, page, size int) string {
 	q := url.Values{
 		"start_date": {w.Start().Format(TimeFormat)},
 		"end_date":   {w.End().Format(TimeFormat)}, // exclusive

@@ -29,23 +29,9 @@ const (
 	CreatedByAPI       = "API"
 )
 
-// Report types, formats and statuses (spec: reporting service).
-const (
-	ReportPaymentOps        = "PAYMENT_OPS"
-	ReportRecon             = "RECON"
-	ReportFailureConversion = "FAILURE_CONVERSION_SSA"
-
-	FormatCSV  = "CSV"
-	FormatJSON = "JSON"
-
-	StatusPending = "PENDING"
-	StatusReady   = "READY"
-	StatusFailed  = "FAILED"
-	StatusEmpty   = "EMPTY"
-)
-
-// ReportTypes lists every report type in a fixed order.
-var ReportTypes = []string{ReportPaymentOps, ReportRecon, ReportFailureConversion}
+// StatusPending is a report not yet READY, EMPTY or FAILED (spec: reporting
+// service); report types, formats and the other statuses are in package raw.
+const StatusPending = "PENDING"
 
 // Limits of the provider.
 const (

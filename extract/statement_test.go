@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"recon/extract/raw"
 )
 
 // statementBody is a statement page holding entries ids[from:to] of all.
@@ -87,10 +89,10 @@ func TestStatementPages(t *testing.T) {
 
 // saveStatement pages the statement of account over January 2026 by 2 as
 // Extract does (savePages), into dir.
-func saveStatement(t *testing.T, c *Client, dir, account string) ([]RawFile, error) {
+func saveStatement(t *testing.T, c *Client, dir, account string) ([]raw.File, error) {
 	w := mustWindow(t, "2026-01-01", "2026-01-31")
-	return c.savePages(t.Context(), dir, c.statementPager(account, w, 2), func(page int) RawFile {
-		return RawFile{Source: SourceStatement, Window: w, Account: account, Page: page, Path: fmt.Sprintf("p%04d.json", page)}
+	return c.savePages(t.Context(), dir, c.statementPager(account, w, 2), func(page int) raw.File {
+		return raw.File{Source: raw.SourceStatement, Window: w, Account: account, Page: page, Path: fmt.Sprintf("p%04d.json", page)}
 	})
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 )
 
@@ -42,7 +42,7 @@ func runFolder(t *testing.T) (string, output.RunInfo) {
 			t.Fatal(err)
 		}
 	}
-	w, _ := extract.ParseWindow("2026-10-01", "2026-10-02")
+	w, _ := raw.ParseWindow("2026-10-01", "2026-10-02")
 	at := time.Date(2026, 10, 3, 6, 0, 0, 0, time.UTC)
 	return dir, output.RunInfo{ID: "r-20261003T060000Z", Window: w, AsOf: at, StartedAt: at, Verdict: output.Complete}
 }

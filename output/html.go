@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 //go:embed summary.html.tmpl
@@ -107,7 +107,7 @@ func writeHTML(ctx context.Context, conn *sql.Conn, s Summary, path string) erro
 			date_diff('day', event_date, CAST($as_of AS DATE))
 		FROM run_breaks WHERE status <> 'resolved'
 		ORDER BY severity, event_date, rule_id, break_id LIMIT 25`,
-		[]any{sql.Named("as_of", s.Run.AsOf.UTC().Format(extract.DateLayout))}, func(rows *sql.Rows) error {
+		[]any{sql.Named("as_of", s.Run.AsOf.UTC().Format(raw.DateLayout))}, func(rows *sql.Rows) error {
 			var b openBreak
 			var diff sql.NullString
 			if err := rows.Scan(&b.Severity, &b.Rule, &b.EventDate, &b.Payment, &b.Account, &b.Currency, &diff,
@@ -152,7 +152,7 @@ func readTrend(ctx context.Context, conn *sql.Conn, s Summary) ([]TrendPoint, er
 		return nil, err
 	}
 	slices.Reverse(out)
-	cur := TrendPoint{RunID: s.Run.ID, Day: s.Run.AsOf.UTC().Format(extract.DateLayout), Open: s.Breaks.Open}
+	cur := TrendPoint{RunID: s.Run.ID, Day: s.Run.AsOf.UTC().Format(raw.DateLayout), Open: s.Breaks.Open}
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE first_seen_run = $run_id),
 			count(*) FILTER (WHERE resolved_run = $run_id) FROM breaks`,
 		sql.Named("run_id", s.Run.ID)).Scan(&cur.New, &cur.Resolved); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/rules"
 	"recon/transform"
@@ -19,7 +20,7 @@ import (
 // Result is what a run did.
 type Result struct {
 	RunID       string
-	Window      extract.Window
+	Window      raw.Window
 	Verdict     string   // output.Complete or output.Incomplete
 	Reasons     []string // why incomplete
 	Found       map[string]int64
@@ -42,9 +43,9 @@ func RunID(start time.Time) string { return start.UTC().Format(output.RunIDLayou
 // StatementWindow is the window of statements pulled for a report window: one
 // day longer, so payments executed after midnight still find their entry, but
 // never past today.
-func StatementWindow(w extract.Window, now time.Time) extract.Window {
-	s := extract.Window{From: w.From, To: w.To.AddDate(0, 0, 1)}
-	if today, _ := extract.NewWindow(now, now); s.To.After(today.To) {
+func StatementWindow(w raw.Window, now time.Time) raw.Window {
+	s := raw.Window{From: w.From, To: w.To.AddDate(0, 0, 1)}
+	if today, _ := raw.NewWindow(now, now); s.To.After(today.To) {
 		s.To = today.To
 	}
 	if s.To.Before(s.From) {
@@ -62,7 +63,7 @@ func StatementWindow(w extract.Window, now time.Time) extract.Window {
 // A run still short of publishing after cfg.RunTimeout is stopped and ends
 // incomplete (see timedOut); from the report stage on it finishes, as it
 // does when asked to stop.
-func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
+func Run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	return res, err
 }
 
-func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
+func run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
 	now, log := cfg.Now, cfg.Logger
 	started := now().UTC()
 	res := &Result{RunID: RunID(started), Window: w, Verdict: output.Complete, DB: cfg.DB, started: started}
@@ -132,7 +133,7 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 	}
 
 	// Extract.
-	var files []extract.RawFile
+	var files []raw.File
 	if err := timed("extract", func() (int64, error) {
 		ex, err := extractTo(ctx, cfg, w, started, rawDir)
 		if err != nil {
@@ -276,7 +277,7 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 
 // extractTo fills rawDir with the raw files of w: from the network, or
 // from cfg.InputDir (recon load).
-func extractTo(ctx context.Context, cfg Config, w extract.Window, started time.Time, rawDir string) (*extract.Result, error) {
+func extractTo(ctx context.Context, cfg Config, w raw.Window, started time.Time, rawDir string) (*extract.Result, error) {
 	if cfg.InputDir != "" {
 		return extract.Reuse(ctx, cfg.InputDir, rawDir)
 	}
@@ -302,7 +303,7 @@ func extractClient(cfg Config, now func() time.Time) (*extract.Client, error) {
 // the statement window: their times trail the quote, as executed_at does.
 // Without a liquidation service the liquidations are not pulled, which
 // holds the rules that read them.
-func extractRequest(cfg Config, w extract.Window, started time.Time) extract.Request {
+func extractRequest(cfg Config, w raw.Window, started time.Time) extract.Request {
 	sw := StatementWindow(w, started)
 	return extract.Request{Reports: w, Statements: sw, Accounts: cfg.Accounts, Format: cfg.Format,
 		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw}
@@ -373,7 +374,7 @@ func timedOut(ctx context.Context, cfg Config, res *Result, runErr error) (*Resu
 
 // ruleRun is what the rules judge for a run; Replay calls it with the
 // archived run's metadata, so a replay binds exactly what the run bound.
-func ruleRun(info output.RunInfo, files []extract.RawFile) rules.Run {
+func ruleRun(info output.RunInfo, files []raw.File) rules.Run {
 	return rules.Run{ID: info.ID, Window: info.Window, AsOf: info.AsOf, Accounts: info.Accounts,
 		Params: info.Params, Gaps: gaps(files)}
 }
@@ -381,10 +382,10 @@ func ruleRun(info output.RunInfo, files []extract.RawFile) rules.Run {
 // gaps lists the tables whose source failed for a window (a FAILED report, a
 // liquidation or server API source not pulled): their rows there are missing
 // or stale, so the rules reading them are held there.
-func gaps(files []extract.RawFile) []rules.Gap {
+func gaps(files []raw.File) []rules.Gap {
 	var out []rules.Gap
 	for _, f := range files {
-		if f.Status != extract.StatusFailed {
+		if f.Status != raw.StatusFailed {
 			continue
 		}
 		for _, t := range transform.TablesOf(f.Source) {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	"recon/extract/sandbox/sandboxtest"
 	"recon/output"
@@ -58,13 +59,13 @@ func newEnvFor(t testing.TB, cfg sandbox.Config, wrap ...func(http.Handler) http
 	clock := now
 	return &env{sb: srv.Sandbox, cfg: pipeline.Config{
 		DB: filepath.Join(dir, "recon.duckdb"), ArchiveURL: filepath.Join(dir, "archive"),
-		WorkDir: filepath.Join(dir, "work"), Accounts: srv.Sandbox.Accounts(), Format: extract.FormatCSV, Version: "test",
+		WorkDir: filepath.Join(dir, "work"), Accounts: srv.Sandbox.Accounts(), Format: raw.FormatCSV, Version: "test",
 		Now:     func() time.Time { clock = clock.Add(time.Second); return clock },
 		Extract: srv.ExtractConfig(extract.Config{PollInterval: time.Millisecond, Retry: extract.RetryPolicy{MaxAttempts: 3}}),
 	}}
 }
 
-func (e *env) run(t *testing.T, w extract.Window) *pipeline.Result {
+func (e *env) run(t *testing.T, w raw.Window) *pipeline.Result {
 	t.Helper()
 	res, err := pipeline.Run(context.Background(), e.cfg, w)
 	if err != nil {
@@ -138,7 +139,7 @@ func openRO(t testing.TB, path string) *sql.DB {
 // sandbox adds malformed report rows, each a row_quarantined break.
 func TestRunFindsExactlyTheInjectedBreaks(t *testing.T) {
 	e := newEnv(t, 7, sandbox.Faults{MalformedRows: 0.02})
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 6))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 6))
 	res := e.run(t, w)
 	if res.Verdict != output.Complete {
 		t.Fatalf("verdict %s: %v", res.Verdict, res.Reasons)
@@ -199,7 +200,7 @@ func TestRunFindsExactlyTheInjectedBreaks(t *testing.T) {
 // with the same rows, by count and sum of amounts, as a fault-free run of
 // the same seed with CSV reports.
 func TestRunSurvivesFaults(t *testing.T) {
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 6))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 6))
 	plain := newEnv(t, 7)
 	plain.run(t, w)
 	want := tables(t, plain.cfg.DB)
@@ -211,7 +212,7 @@ func TestRunSurvivesFaults(t *testing.T) {
 	faults := sandbox.ModerateFaults()
 	faults.Latency = sandbox.Duration(time.Millisecond)
 	for _, tt := range []struct{ mode, format string }{
-		{extract.ModeCreate, extract.FormatCSV}, {extract.ModeCreate, extract.FormatJSON}, {extract.ModeCollect, extract.FormatCSV},
+		{extract.ModeCreate, raw.FormatCSV}, {extract.ModeCreate, raw.FormatJSON}, {extract.ModeCollect, raw.FormatCSV},
 	} {
 		mode := tt.mode
 		t.Run(mode+" "+tt.format, func(t *testing.T) {
@@ -324,7 +325,7 @@ func assertManifest(t *testing.T, archive, runID string) {
 // same rows afterwards.
 func TestRerunIsIdempotent(t *testing.T) {
 	e := newEnv(t, 3)
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 2))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 2))
 	e.run(t, w)
 	first := snapshot(t, e.cfg.DB)
 	e.run(t, w)
