@@ -235,7 +235,7 @@ func run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
 	}
 	var manifest output.Manifest
 	archived := timed(archiveStage, func() (int64, error) {
-		m, err := output.Upload(ctx, store, info, runDir)
+		m, err := output.Upload(ctx, store, info, runDir, inputRows(loaded))
 		if err == nil {
 			log.Info("archive uploaded; its manifest follows the publish", "files", len(m.Files), "bytes", m.Size())
 		}

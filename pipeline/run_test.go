@@ -245,6 +245,7 @@ func TestRunSurvivesFaults(t *testing.T) {
 					t.Errorf("tables differ from the fault-free run's (-want +got):\n%s", diff)
 				}
 			}
+			assertManifest(t, e.cfg.ArchiveURL, res.RunID)
 			if n := len(e.sb.FilesAuthorization()); n != 0 {
 				t.Errorf("the download host got %d Authorization headers", n)
 			}
@@ -310,15 +311,20 @@ func assertManifest(t *testing.T, archive, runID string) {
 	if len(m.Files) < 3 {
 		t.Fatalf("manifest lists %d files", len(m.Files))
 	}
-	for _, f := range m.Files {
-		b, err := os.ReadFile(filepath.Join(filepath.Dir(matches[0]), filepath.FromSlash(f.Path)))
+	read := func(p string) []byte {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(matches[0]), filepath.FromSlash(p)))
 		if err != nil {
 			t.Fatal(err)
 		}
+		return b
+	}
+	for _, f := range m.Files {
+		b := read(f.Path)
 		if got := output.SHA256(b); got != f.SHA256 || int64(len(b)) != f.Size {
 			t.Errorf("%s: sha256 %s size %d, manifest says %s %d", f.Path, got, len(b), f.SHA256, f.Size)
 		}
 	}
+	assertFileRows(t, m, read)
 }
 
 // TestRerunIsIdempotent runs the same range twice: every table holds the

@@ -37,6 +37,22 @@ type FileStats struct {
 	Changes     int64     // report_changes recorded: values a newer generation of a report changed
 }
 
+// Records is the file's data rows as the archive manifest counts them
+// (docs/archive.md): the records of a report, the items of a page, each
+// loaded or quarantined; false for a file that is not a list (a
+// liquidation, a balances snapshot), which has no row count there.
+func (f FileStats) Records() (int64, bool) {
+	if !Listed(f.File.Source) {
+		return 0, false
+	}
+	return f.Rows + f.Quarantined, true
+}
+
+// Listed reports whether a source's files are lists of records (see Records).
+func Listed(source string) bool {
+	return source != raw.SourceLiquidation && source != raw.SourceBalance
+}
+
 // Stats counts what a load gave, file by file.
 type Stats struct{ Files []FileStats }
 
