@@ -556,10 +556,15 @@ func notPulled(source string, w raw.Window, request string, err error) outcome {
 	}
 }
 
-// serverJobs pull the server API sources: payments executed and payments
-// modified in w, transfers created in w (and any newer), the balances and
-// the fees. A source the API fails to give is not pulled (notPulled).
-func (c *Client) serverJobs(w raw.Window, dir string) []job {
+// serverJobs pull the server API sources over req.Server, when asked:
+// payments executed and payments modified in it, transfers created in it
+// (and any newer), the balances and the fees. A source the API fails to
+// give is not pulled (notPulled).
+func (c *Client) serverJobs(req Request, dir string) []job {
+	w := req.Server
+	if w.IsZero() {
+		return nil
+	}
 	paged := func(source string, call Call, p pager, name, u func(page int) string) job {
 		call.Request = "GET " + u(0)
 		return job{call: call, run: func(ctx context.Context) (outcome, error) {

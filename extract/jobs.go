@@ -28,13 +28,31 @@ type job struct {
 	expand func(context.Context) ([]job, outcome, error)
 }
 
-// jobs is the one list of what an extraction of req into dir does, in the
-// order Extract starts it and Plan lists it: the token; one report creation
-// per type and chunk of at most MaxReportDays days, or in collect mode the
-// listing of scheduled reports; the statement of each account; the
-// liquidations; the payments lists, transfers, fees and balances.
+// sourceJobs builds, source by source, the jobs of a request, in the
+// order Extract starts them and Plan lists them. A new source adds its
+// builder here: one line.
+var sourceJobs = []func(c *Client, req Request, dir string) []job{
+	(*Client).reportJobs,
+	(*Client).statementJobs,
+	(*Client).liquidationJobs,
+	(*Client).serverJobs,
+}
+
+// jobs is the one list of what an extraction of req into dir does: the
+// token (which the transport gets on the first request), then the jobs of
+// every source (sourceJobs).
 func (c *Client) jobs(req Request, dir string) []job {
 	jobs := []job{{call: Call{What: "token", Request: "POST " + c.cfg.AuthURL + PathToken, Then: "again shortly before it expires"}}}
+	for _, build := range sourceJobs {
+		jobs = append(jobs, build(c, req, dir)...)
+	}
+	return jobs
+}
+
+// reportJobs: one report creation per type and chunk of at most
+// MaxReportDays days, or in collect mode the listing of scheduled reports.
+func (c *Client) reportJobs(req Request, dir string) []job {
+	var jobs []job
 	switch req.Mode {
 	case ModeCreate:
 		for _, typ := range req.ReportTypes {
@@ -56,6 +74,12 @@ func (c *Client) jobs(req Request, dir string) []job {
 			expand: func(ctx context.Context) ([]job, outcome, error) { return c.collectReports(ctx, req, dir) },
 		})
 	}
+	return jobs
+}
+
+// statementJobs: the statement of each account.
+func (c *Client) statementJobs(req Request, dir string) []job {
+	var jobs []job
 	for _, acct := range req.Accounts {
 		jobs = append(jobs, job{
 			call: Call{What: "statement", Window: req.Statements, Account: acct,
@@ -66,18 +90,21 @@ func (c *Client) jobs(req Request, dir string) []job {
 			},
 		})
 	}
-	if w := req.Liquidations; !w.IsZero() {
-		j := job{run: func(ctx context.Context) (outcome, error) { return c.extractLiquidations(ctx, w, dir) }}
-		if c.cfg.LiquidationURL != "" {
-			j.call = Call{What: "liquidations", Window: w, Request: "GET " + c.liquidationListURL(w, 0, MaxLiquidationPage),
-				Then: "the next pages, then each liquidation by id"}
-		}
-		jobs = append(jobs, j)
-	}
-	if !req.Server.IsZero() {
-		jobs = append(jobs, c.serverJobs(req.Server, dir)...)
-	}
 	return jobs
+}
+
+// liquidationJobs: the liquidations created in the window, when asked.
+func (c *Client) liquidationJobs(req Request, dir string) []job {
+	w := req.Liquidations
+	if w.IsZero() {
+		return nil
+	}
+	j := job{run: func(ctx context.Context) (outcome, error) { return c.extractLiquidations(ctx, w, dir) }}
+	if c.cfg.LiquidationURL != "" {
+		j.call = Call{What: "liquidations", Window: w, Request: "GET " + c.liquidationListURL(w, 0, MaxLiquidationPage),
+			Then: "the next pages, then each liquidation by id"}
+	}
+	return []job{j}
 }
 
 // Plan lists, without making any request, the calls Extract(ctx, req, dir)

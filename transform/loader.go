@@ -42,15 +42,10 @@ type FileStats struct {
 // loaded or quarantined; false for a file that is not a list (a
 // liquidation, a balances snapshot), which has no row count there.
 func (f FileStats) Records() (int64, bool) {
-	if !Listed(f.File.Source) {
+	if src, ok := SourceOf(f.File.Source); !ok || src.Object {
 		return 0, false
 	}
 	return f.Rows + f.Quarantined, true
-}
-
-// Listed reports whether a source's files are lists of records (see Records).
-func Listed(source string) bool {
-	return source != raw.SourceLiquidation && source != raw.SourceBalance
 }
 
 // Stats counts what a load gave, file by file.
@@ -101,7 +96,8 @@ func (l *Loader) Load(ctx context.Context, files []raw.File) (Stats, error) {
 	// A source that was not pulled (a FAILED file that is not a report) has
 	// nothing to load: its previous rows stay, and the rules are held there.
 	files = slices.DeleteFunc(slices.Clone(files), func(f raw.File) bool {
-		return f.Status == raw.StatusFailed && !isReport(f.Source)
+		src, ok := SourceOf(f.Source)
+		return f.Status == raw.StatusFailed && !(ok && src.Report)
 	})
 	var st Stats
 	trace := traceOf(ctx)
@@ -109,26 +105,10 @@ func (l *Loader) Load(ctx context.Context, files []raw.File) (Stats, error) {
 	for _, g := range groups(files) {
 		first := g[0]
 		var fs []FileStats
-		switch src := first.Source; {
-		case isReport(src):
-			t, _ := TableFor(src)
-			var one FileStats
-			one, err = l.loadReport(ctx, conn, t, first)
-			fs = []FileStats{one}
-		case src == raw.SourceStatement:
-			fs, err = l.loadStatement(ctx, conn, g)
-		case src == raw.SourceLiquidation:
-			fs, err = l.loadLiquidations(ctx, conn, g)
-		case src == raw.SourcePayment:
-			fs, err = l.loadKeyed(ctx, conn, &Payments, g, paymentRow)
-		case src == raw.SourceTransfer:
-			fs, err = l.loadKeyed(ctx, conn, &Transfers, g, flatRow(nil))
-		case src == raw.SourceFee:
-			fs, err = l.loadKeyed(ctx, conn, &Fees, g, flatRow(map[string]string{"feeId": "fee_id"}))
-		case src == raw.SourceBalance:
-			fs, err = l.loadBalances(ctx, conn, first)
-		default:
-			err = fmt.Errorf("unknown source %q", src)
+		if src, ok := SourceOf(first.Source); ok {
+			fs, err = src.Load(l, ctx, conn, g)
+		} else {
+			err = fmt.Errorf("unknown source %q", first.Source)
 		}
 		if err != nil {
 			return st, fmt.Errorf("load %s: %w", first.Path, err)
@@ -150,21 +130,15 @@ func (l *Loader) Load(ctx context.Context, files []raw.File) (Stats, error) {
 	return st, nil
 }
 
-func isReport(source string) bool { _, ok := TableFor(source); return ok }
-
 // groups splits files into the slices Load replaces, in order of first
 // appearance. Files of one slice that are already next to each other (as
 // Extract lists them) are not copied: a slice is then part of files.
 func groups(files []raw.File) [][]raw.File {
 	key := func(f *raw.File) string {
-		switch f.Source {
-		case raw.SourceStatement:
-			return f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
-		case raw.SourceLiquidation, raw.SourcePayment, raw.SourceTransfer, raw.SourceFee:
-			return f.Source
-		default:
-			return f.Source + "\x00" + f.Path
+		if src, ok := SourceOf(f.Source); ok {
+			return src.Slice(f)
 		}
+		return f.Source + "\x00" + f.Path
 	}
 	var (
 		out   [][]raw.File

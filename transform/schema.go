@@ -306,37 +306,6 @@ var Fees = Table{
 	Keep: "_file, _line",
 }
 
-// Tables lists the report tables.
-var Tables = []*Table{&PaymentOps, &Recon, &FailureConversion}
-
-// TableFor returns the report table of a raw file's source.
-func TableFor(source string) (*Table, bool) {
-	for _, t := range Tables {
-		if t.Source == source {
-			return t, true
-		}
-	}
-	return nil, false
-}
-
-// allTables lists every table a source loads through a Table.
-var allTables = []*Table{&PaymentOps, &Recon, &FailureConversion, &StatementEntries, &Liquidations,
-	&LiquidationTrades, &TradeExecutions, &Payments, &Transfers, &Balances, &Fees}
-
-// TablesOf lists the warehouse tables the raw files of a source load.
-func TablesOf(source string) []string {
-	var out []string
-	if source == raw.SourceStatement {
-		out = append(out, "statements") // loaded from the page headers, without a Table
-	}
-	for _, t := range allTables {
-		if t.Source == source {
-			out = append(out, t.Name)
-		}
-	}
-	return out
-}
-
 // KnownValue is one value of an open list that recon knows.
 type KnownValue struct{ Table, Column, Value string }
 
@@ -344,7 +313,7 @@ type KnownValue struct{ Table, Column, Value string }
 // warehouse's known_values and unknown_values are built from.
 func KnownValues() []KnownValue {
 	var out []KnownValue
-	for _, t := range allTables {
+	for _, t := range allTables() {
 		for _, c := range t.Columns {
 			for _, v := range c.Values {
 				out = append(out, KnownValue{t.Name, c.Name, v})
