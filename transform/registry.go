@@ -64,9 +64,11 @@ func keyedSource(t *Table, row rowFunc) Source {
 
 // Slice keys: each file alone; all files of the source at once; the pages
 // of one account's statement over one window.
-func oneFile(f *raw.File) string       { return f.Source + "\x00" + f.Path }
-func wholeSource(f *raw.File) string   { return f.Source }
-func accountWindow(f *raw.File) string { return f.Source + "\x00" + f.Account + "\x00" + f.Window.String() }
+func oneFile(f *raw.File) string     { return f.Source + "\x00" + f.Path }
+func wholeSource(f *raw.File) string { return f.Source }
+func accountWindow(f *raw.File) string {
+	return f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
+}
 
 // SourceOf returns the registration of a raw source.
 func SourceOf(name string) (*Source, bool) {
