@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"recon/extract/raw"
 )
 
 // stall writes the headers and part of a body, then sends nothing more
@@ -43,7 +45,7 @@ func bounded(t *testing.T) context.Context {
 // asked again; the second answer is used. For an API answer, a report
 // download (streamed to disk by writeFile) and an error answer's body.
 func TestStalledBodyRetried(t *testing.T) {
-	record := reportJSON("r1", StatusReady, "")
+	record := reportJSON("r1", raw.StatusReady, "")
 	const csv = "end_to_end_id,network_payment_id\ne2e-1,p-1\n"
 	var gets, downloads, balances atomic.Int32
 	mux := http.NewServeMux()
@@ -79,7 +81,7 @@ func TestStalledBodyRetried(t *testing.T) {
 		t.Fatalf("GetReport = %+v, %v after %d requests; want r1 on the 2nd", rep, err, gets.Load())
 	}
 	dir := t.TempDir()
-	f, err := c.DownloadReport(ctx, rep, dir, SourceRecon)
+	f, err := c.DownloadReport(ctx, rep, dir, raw.SourceRecon)
 	if err != nil || downloads.Load() != 2 {
 		t.Fatalf("DownloadReport = %v after %d requests; want the 2nd to succeed", err, downloads.Load())
 	}
@@ -172,23 +174,23 @@ func TestDownloadBudget(t *testing.T) {
 		calls.Add(1)
 		io.WriteString(w, body)
 	})
-	rep := Report{ID: "r1", Type: ReportRecon, Format: "csv", Status: StatusReady,
+	rep := Report{ID: "r1", Type: raw.ReportRecon, Format: "csv", Status: raw.StatusReady,
 		StartDate: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), EndDate: time.Date(2026, 1, 31, 23, 59, 59, 999e6, time.UTC)}
 
 	// Over MaxBodyBytes but within the budget: downloaded.
 	c := newTestClient(t, mux, func(c *Config) { c.MaxBodyBytes, c.MaxDownloadBytes = limit, 4*limit })
-	if _, err := c.DownloadReport(t.Context(), rep, t.TempDir(), SourceRecon); err != nil {
+	if _, err := c.DownloadReport(t.Context(), rep, t.TempDir(), raw.SourceRecon); err != nil {
 		t.Fatalf("download over the API cap: %v", err)
 	}
 
 	calls.Store(0)
 	c = newTestClient(t, mux, func(c *Config) { c.MaxDownloadBytes = limit })
 	dir := t.TempDir()
-	_, err := c.DownloadReport(t.Context(), rep, dir, SourceRecon)
+	_, err := c.DownloadReport(t.Context(), rep, dir, raw.SourceRecon)
 	if !errors.Is(err, ErrDiskBudget) || calls.Load() != 1 {
 		t.Fatalf("error = %v after %d requests, want ErrDiskBudget after 1", err, calls.Load())
 	}
-	left, _ := os.ReadDir(filepath.Join(dir, "reports", ReportRecon))
+	left, _ := os.ReadDir(filepath.Join(dir, "reports", raw.ReportRecon))
 	if len(left) != 0 {
 		t.Errorf("files left: %v", left)
 	}

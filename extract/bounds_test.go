@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"recon/extract/raw"
 )
 
 // TestTransferPagingBounded: a transfers list that never says last ends in
@@ -45,7 +47,7 @@ func TestTransferPagingBounded(t *testing.T) {
 			c := newTestClient(t, mux)
 			p := c.transferPager(since, 1)
 			p.max = tt.max
-			err := c.fetchPages(t.Context(), p, func(pageInfo, []byte) error { return nil })
+			err := c.fetchPages(t.Context(), p, func(raw.Page, []byte) error { return nil })
 			if err == nil || !strings.Contains(err.Error(), tt.wantMsg) || calls.Load() != int32(tt.wantPage) {
 				t.Fatalf("error = %v after %d requests, want %q after %d", err, calls.Load(), tt.wantMsg, tt.wantPage)
 			}
@@ -64,15 +66,15 @@ func TestNameClashRefused(t *testing.T) {
 		})
 		c := newTestClient(t, mux)
 		ctx, dir := c.withRun(t.Context()), t.TempDir()
-		rep := Report{Type: ReportRecon, Format: FormatCSV, Status: StatusReady,
+		rep := Report{Type: raw.ReportRecon, Format: raw.FormatCSV, Status: raw.StatusReady,
 			StartDate: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), EndDate: time.Date(2026, 1, 31, 23, 59, 59, 999e6, time.UTC)}
 		a, b := rep, rep
 		a.ID, b.ID = "r:1", "r/1" // both r_1
-		f, err := c.DownloadReport(ctx, a, dir, SourceRecon)
+		f, err := c.DownloadReport(ctx, a, dir, raw.SourceRecon)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.DownloadReport(ctx, b, dir, SourceRecon)
+		_, err = c.DownloadReport(ctx, b, dir, raw.SourceRecon)
 		if !errors.Is(err, ErrNameClash) || !strings.Contains(err.Error(), `"r:1"`) || !strings.Contains(err.Error(), `"r/1"`) {
 			t.Fatalf("error = %v, want ErrNameClash naming r:1 and r/1", err)
 		}

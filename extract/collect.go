@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"recon/extract/raw"
 )
 
 // candidate is a scheduled report and the whole days it covers.
 type candidate struct {
 	r    Report
-	days Window
+	days raw.Window
 }
 
 // collectReports plans collect mode: it lists the SCHEDULER reports once and
@@ -41,7 +43,8 @@ func (c *Client) collectReports(ctx context.Context, req Request, dir string) ([
 		}
 		chosen, uncovered := cover(cands, req.Reports)
 		for _, cd := range chosen {
-			jobs = append(jobs, func(ctx context.Context) (outcome, error) {
+			call := Call{What: typ, Window: cd.days, Request: "GET " + c.reportURL(cd.r.ID), Then: "download it when READY"}
+			jobs = append(jobs, job{call: call, run: func(ctx context.Context) (outcome, error) {
 				r, err := c.GetReport(ctx, cd.r.ID) // the listing has no downloadLink
 				if err != nil {
 					return outcome{}, err
@@ -50,15 +53,15 @@ func (c *Client) collectReports(ctx context.Context, req Request, dir string) ([
 				if err != nil {
 					return outcome{}, err
 				}
-				o := outcome{files: []RawFile{f}}
-				if f.Status == StatusFailed {
+				o := outcome{files: []raw.File{f}}
+				if f.Status == raw.StatusFailed {
 					o.incomplete = []string{fmt.Sprintf("report %s %s (%s) FAILED", typ, cd.days, r.ID)}
 				}
 				return o, nil
-			})
+			}})
 		}
 		for _, g := range uncovered {
-			gaps.files = append(gaps.files, RawFile{Source: reportSources[typ], Format: req.Format, Window: g, Status: StatusFailed,
+			gaps.files = append(gaps.files, raw.File{Source: reportSources[typ], Format: req.Format, Window: g, Status: raw.StatusFailed,
 				Request: "GET " + c.cfg.ReportingURL + PathReports + "?created-by=" + CreatedByScheduler})
 			gaps.incomplete = append(gaps.incomplete, fmt.Sprintf("no %s report of %s (%s) covers %s", CreatedByScheduler, typ, req.Format, g))
 		}
@@ -70,7 +73,7 @@ func (c *Client) collectReports(ctx context.Context, req Request, dir string) ([
 // cover picks, day by day through w, the candidate covering the day that
 // reaches furthest (then the newest, then the smallest id), and returns the
 // picks in order and the runs of days no candidate covers.
-func cover(cands []candidate, w Window) (chosen []candidate, gaps []Window) {
+func cover(cands []candidate, w raw.Window) (chosen []candidate, gaps []raw.Window) {
 	for d := w.From; !d.After(w.To); {
 		var best *candidate
 		for i := range cands {
@@ -94,7 +97,7 @@ func cover(cands []candidate, w Window) (chosen []candidate, gaps []Window) {
 				next = c.days.From
 			}
 		}
-		gaps = append(gaps, Window{From: d, To: next.AddDate(0, 0, -1)})
+		gaps = append(gaps, raw.Window{From: d, To: next.AddDate(0, 0, -1)})
 		d = next
 	}
 	return chosen, gaps

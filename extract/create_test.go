@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"recon/extract/raw"
 )
 
 // reportingService is a fake reporting service that keeps the reports
@@ -35,7 +37,7 @@ func (s *reportingService) mux(t *testing.T) *http.ServeMux {
 		var rec map[string]string
 		if loss != "503" && loss != "502 before" {
 			rec = map[string]string{"reportId": fmt.Sprintf("rep-%d", s.posts), "reportName": in["reportName"],
-				"reportType": in["reportType"], "reportFormat": in["reportFormat"], "reportStatus": StatusReady,
+				"reportType": in["reportType"], "reportFormat": in["reportFormat"], "reportStatus": raw.StatusReady,
 				"startDate": in["startDate"], "endDate": in["endDate"], "createdOn": time.Now().UTC().Format(TimeFormat)}
 			s.reports[rec["reportId"]] = rec
 		}
@@ -110,8 +112,8 @@ func TestCreateNotBlindlyRetried(t *testing.T) {
 					c.HTTPClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 				})
 				yesterday := day(time.Now()).AddDate(0, 0, -1)
-				w := Window{From: yesterday, To: yesterday}
-				res, err := c.Extract(t.Context(), Request{Reports: w, ReportTypes: []string{ReportRecon}, Cleanup: cleanup}, t.TempDir())
+				w := raw.Window{From: yesterday, To: yesterday}
+				res, err := c.Extract(t.Context(), Request{Reports: w, ReportTypes: []string{raw.ReportRecon}, Cleanup: cleanup}, t.TempDir())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -119,7 +121,7 @@ func TestCreateNotBlindlyRetried(t *testing.T) {
 				if loss == "503" {
 					wantPosts, wantID = 2, "rep-2"
 				}
-				if len(res.Files) != 1 || res.Files[0].ReportID != wantID || res.Files[0].Status != StatusReady {
+				if len(res.Files) != 1 || res.Files[0].ReportID != wantID || res.Files[0].Status != raw.StatusReady {
 					t.Errorf("files %+v, want %s READY", res.Files, wantID)
 				}
 				s.mu.Lock()
@@ -145,11 +147,11 @@ func TestCreateNotBlindlyRetried(t *testing.T) {
 func TestCreateLookupIgnoresOthers(t *testing.T) {
 	s := &reportingService{reports: map[string]map[string]string{}}
 	yesterday := day(time.Now()).AddDate(0, 0, -1)
-	w := Window{From: yesterday, To: yesterday}
-	old := map[string]string{"reportId": "old", "reportType": ReportRecon, "reportFormat": FormatCSV, "reportStatus": StatusReady,
+	w := raw.Window{From: yesterday, To: yesterday}
+	old := map[string]string{"reportId": "old", "reportType": raw.ReportRecon, "reportFormat": raw.FormatCSV, "reportStatus": raw.StatusReady,
 		"startDate": w.Start().Format(TimeFormat), "endDate": w.End().Add(-time.Millisecond).Format(TimeFormat),
 		"createdOn": time.Now().Add(-time.Hour).UTC().Format(TimeFormat)}
-	other := map[string]string{"reportId": "other", "reportType": ReportRecon, "reportFormat": FormatCSV, "reportStatus": StatusReady,
+	other := map[string]string{"reportId": "other", "reportType": raw.ReportRecon, "reportFormat": raw.FormatCSV, "reportStatus": raw.StatusReady,
 		"startDate": w.Start().AddDate(0, 0, -1).Format(TimeFormat), "endDate": w.End().Add(-time.Millisecond).Format(TimeFormat),
 		"createdOn": time.Now().UTC().Format(TimeFormat)}
 	s.reports["old"], s.reports["other"] = old, other
@@ -160,7 +162,7 @@ func TestCreateLookupIgnoresOthers(t *testing.T) {
 		return ""
 	}
 	c := newTestClient(t, s.mux(t))
-	r, err := c.CreateReport(t.Context(), ReportRecon, FormatCSV, w)
+	r, err := c.CreateReport(t.Context(), raw.ReportRecon, raw.FormatCSV, w)
 	if err != nil || r.ID != "rep-2" || s.posts != 2 {
 		t.Fatalf("CreateReport = %q, %v after %d posts; want rep-2 after 2", r.ID, err, s.posts)
 	}
@@ -172,8 +174,8 @@ func TestCleanupAfterFailedDownload(t *testing.T) {
 	s := &reportingService{reports: map[string]map[string]string{}, lose: func(int) string { return "" }, gone: true}
 	c := newTestClient(t, s.mux(t))
 	yesterday := day(time.Now()).AddDate(0, 0, -1)
-	w := Window{From: yesterday, To: yesterday}
-	if _, err := c.Extract(t.Context(), Request{Reports: w, ReportTypes: []string{ReportRecon}, Cleanup: true}, t.TempDir()); err == nil {
+	w := raw.Window{From: yesterday, To: yesterday}
+	if _, err := c.Extract(t.Context(), Request{Reports: w, ReportTypes: []string{raw.ReportRecon}, Cleanup: true}, t.TempDir()); err == nil {
 		t.Fatal("Extract succeeded with a failing download")
 	}
 	s.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"recon/extract/raw"
 )
 
 // Config holds what the Client needs to reach the network.
@@ -197,22 +198,22 @@ func CheckBaseURL(s string, insecure bool) error {
 // Request says what Extract pulls. A zero Liquidations or Server window
 // leaves those sources out.
 type Request struct {
-	Reports     Window   // report window: created in chunks of at most MaxReportDays, or collected
-	Statements  Window   // statement window (the pipeline extends it past Reports)
-	Accounts    []string // account@address list whose statements are pulled
-	ReportTypes []string // default ReportTypes
-	Format      string   // FormatCSV (default) or FormatJSON
-	Mode        string   // ModeCreate (default) or ModeCollect
-	Cleanup     bool     // create mode: delete each report this run created once it is downloaded or EMPTY
+	Reports     raw.Window // report window: created in chunks of at most MaxReportDays, or collected
+	Statements  raw.Window // statement window (the pipeline extends it past Reports)
+	Accounts    []string   // account@address list whose statements are pulled
+	ReportTypes []string   // default ReportTypes
+	Format      string     // FormatCSV (default) or FormatJSON
+	Mode        string     // ModeCreate (default) or ModeCollect
+	Cleanup     bool       // create mode: delete each report this run created once it is downloaded or EMPTY
 
-	Liquidations Window // liquidations created in this window, each with its trades (needs LiquidationURL)
-	Server       Window // server API payments executed and transfers created in this window, balances and fees
+	Liquidations raw.Window // liquidations created in this window, each with its trades (needs LiquidationURL)
+	Server       raw.Window // server API payments executed and transfers created in this window, balances and fees
 }
 
 // Result lists the raw files of a run.
 type Result struct {
-	Files      []RawFile // in index order
-	Incomplete []string  // reasons the run is incomplete (a FAILED report, days no report covers, …)
+	Files      []raw.File // in index order
+	Incomplete []string   // reasons the run is incomplete (a FAILED report, days no report covers, …)
 }
 
 // ErrWindowTooOld is returned by Extract, before any request, when a create
@@ -227,18 +228,16 @@ const (
 
 // reportSources maps report types to raw file sources.
 var reportSources = map[string]string{
-	ReportPaymentOps:        SourcePaymentOps,
-	ReportRecon:             SourceRecon,
-	ReportFailureConversion: SourceFailureConversion,
+	raw.ReportPaymentOps:        raw.SourcePaymentOps,
+	raw.ReportRecon:             raw.SourceRecon,
+	raw.ReportFailureConversion: raw.SourceFailureConversion,
 }
 
 // outcome is what one extraction job gives.
 type outcome struct {
-	files      []RawFile
+	files      []raw.File
 	incomplete []string
 }
-
-type job func(context.Context) (outcome, error)
 
 // Extract pulls every source the request names into dir, then writes
 // dir/index.json. A FAILED report (after ReportTries in create mode), days
@@ -259,35 +258,18 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 	}
 	res := &Result{}
 	var jobs []job
-	switch req.Mode {
-	case ModeCreate:
-		for _, typ := range req.ReportTypes {
-			for _, w := range chunks(req.Reports, MaxReportDays) {
-				jobs = append(jobs, func(ctx context.Context) (outcome, error) {
-					return c.createReport(ctx, typ, req.Format, w, dir, req.Cleanup)
-				})
+	for _, j := range c.jobs(req, dir) {
+		switch {
+		case j.expand != nil:
+			more, gaps, err := j.expand(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("extract: %w", err)
 			}
+			jobs = append(jobs, more...)
+			res.Files, res.Incomplete = append(res.Files, gaps.files...), append(res.Incomplete, gaps.incomplete...)
+		case j.run != nil:
+			jobs = append(jobs, j)
 		}
-	case ModeCollect:
-		collected, gaps, err := c.collectReports(ctx, req, dir)
-		if err != nil {
-			return nil, fmt.Errorf("extract: %w", err)
-		}
-		jobs, res.Files, res.Incomplete = append(jobs, collected...), gaps.files, gaps.incomplete
-	}
-	for _, acct := range req.Accounts {
-		jobs = append(jobs, func(ctx context.Context) (outcome, error) {
-			files, err := c.extractStatement(ctx, acct, req.Statements, dir)
-			return outcome{files: files}, err
-		})
-	}
-	if !req.Liquidations.IsZero() {
-		jobs = append(jobs, func(ctx context.Context) (outcome, error) {
-			return c.extractLiquidations(ctx, req.Liquidations, dir)
-		})
-	}
-	if !req.Server.IsZero() {
-		jobs = append(jobs, c.serverJobs(req.Server, dir)...)
 	}
 
 	trace := traceOf(ctx)
@@ -295,9 +277,9 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 	outs := make([]outcome, len(jobs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
-	for i, run := range jobs {
+	for i, j := range jobs {
 		g.Go(func() (err error) {
-			if outs[i], err = run(gctx); err != nil {
+			if outs[i], err = j.run(gctx); err != nil {
 				return err // the first error cancels the others
 			}
 			trace.jobDone()
@@ -312,28 +294,15 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 		res.Files = append(res.Files, o.files...)
 		res.Incomplete = append(res.Incomplete, o.incomplete...)
 	}
-	slices.SortFunc(res.Files, func(a, b RawFile) int {
+	slices.SortFunc(res.Files, func(a, b raw.File) int {
 		return cmp.Or(cmp.Compare(a.Source, b.Source), a.Window.From.Compare(b.Window.From),
 			a.Window.To.Compare(b.Window.To), cmp.Compare(a.Account, b.Account), cmp.Compare(a.Page, b.Page),
 			cmp.Compare(a.Path, b.Path), cmp.Compare(a.ReportID, b.ReportID))
 	})
-	if err := writeIndex(dir, res.Files); err != nil {
+	if err := raw.WriteIndex(dir, res.Files); err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}
 	return res, nil
-}
-
-// writeIndex writes dir/index.json, the list of a raw folder's files.
-func writeIndex(dir string, files []RawFile) error {
-	b, err := json.MarshalIndent(files, "", "  ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	if _, _, err := writeFile(filepath.Join(dir, "index.json"), bytes.NewReader(b), int64(len(b))); err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
-	return nil
 }
 
 // check refuses, before any request, what the provider would refuse: in
@@ -342,7 +311,7 @@ func (c *Client) check(req Request) error {
 	if req.Mode == ModeCreate {
 		if oldest := day(c.cfg.Now()).AddDate(0, -ReportWindowMonths, 0); req.Reports.From.Before(oldest) {
 			return fmt.Errorf("%w: %s starts before %s, and the provider makes reports of the last %d months only",
-				ErrWindowTooOld, req.Reports, oldest.Format(DateLayout), ReportWindowMonths)
+				ErrWindowTooOld, req.Reports, oldest.Format(raw.DateLayout), ReportWindowMonths)
 		}
 	}
 	return nil
@@ -351,8 +320,8 @@ func (c *Client) check(req Request) error {
 // normalise fills defaults and checks the request.
 func (r Request) normalise() (Request, error) {
 	var errs []error
-	r.Format = cmp.Or(strings.ToUpper(r.Format), FormatCSV)
-	if r.Format != FormatCSV && r.Format != FormatJSON {
+	r.Format = cmp.Or(strings.ToUpper(r.Format), raw.FormatCSV)
+	if r.Format != raw.FormatCSV && r.Format != raw.FormatJSON {
 		errs = append(errs, fmt.Errorf("format %q: want CSV or JSON", r.Format))
 	}
 	r.Mode = cmp.Or(strings.ToLower(r.Mode), ModeCreate)
@@ -363,7 +332,7 @@ func (r Request) normalise() (Request, error) {
 		errs = append(errs, errors.New("cleanup deletes created reports: it needs create mode"))
 	}
 	if len(r.ReportTypes) == 0 {
-		r.ReportTypes = ReportTypes
+		r.ReportTypes = raw.ReportTypes
 	}
 	for _, t := range r.ReportTypes {
 		if reportSources[t] == "" {
@@ -394,10 +363,10 @@ func (r Request) normalise() (Request, error) {
 }
 
 // chunks splits w into consecutive windows of at most days days.
-func chunks(w Window, days int) []Window {
-	var out []Window
+func chunks(w raw.Window, days int) []raw.Window {
+	var out []raw.Window
 	for from := w.From; !from.After(w.To); from = from.AddDate(0, 0, days) {
-		out = append(out, Window{From: from, To: minTime(from.AddDate(0, 0, days-1), w.To)})
+		out = append(out, raw.Window{From: from, To: minTime(from.AddDate(0, 0, days-1), w.To)})
 	}
 	return out
 }
@@ -414,10 +383,10 @@ func minTime(a, b time.Time) time.Time {
 // chunk gives a FAILED RawFile and a reason, not an error. With cleanup, a
 // report that was downloaded or EMPTY, or whose wait or download failed, is
 // deleted (a FAILED one is kept for the provider's support).
-func (c *Client) createReport(ctx context.Context, typ, format string, w Window, dir string, cleanup bool) (outcome, error) {
+func (c *Client) createReport(ctx context.Context, typ, format string, w raw.Window, dir string, cleanup bool) (outcome, error) {
 	var (
 		failed []string
-		f      RawFile
+		f      raw.File
 	)
 	for len(failed) < c.cfg.ReportTries {
 		r, err := c.CreateReport(ctx, typ, format, w)
@@ -430,16 +399,16 @@ func (c *Client) createReport(ctx context.Context, typ, format string, w Window,
 			}
 			return outcome{}, err
 		}
-		if f.Status != StatusFailed {
+		if f.Status != raw.StatusFailed {
 			if cleanup {
 				c.cleanup(ctx, r.ID)
 			}
-			return outcome{files: []RawFile{f}}, nil
+			return outcome{files: []raw.File{f}}, nil
 		}
 		failed = append(failed, r.ID)
 		c.log.Warn("report FAILED", "type", typ, "window", w.String(), "report", r.ID, "tries", len(failed))
 	}
-	return outcome{files: []RawFile{f}, incomplete: []string{fmt.Sprintf("report %s %s FAILED %d times (%s)",
+	return outcome{files: []raw.File{f}, incomplete: []string{fmt.Sprintf("report %s %s FAILED %d times (%s)",
 		typ, w, len(failed), strings.Join(failed, ", "))}}, nil
 }
 
@@ -456,34 +425,34 @@ func (c *Client) cleanup(ctx context.Context, id string) {
 // finishReport waits while r is PENDING (or its status is unknown) and then
 // downloads it when READY; EMPTY and FAILED give a RawFile without a file.
 // w is the window its RawFile records when there is no download.
-func (c *Client) finishReport(ctx context.Context, r Report, w Window, dir string) (RawFile, error) {
+func (c *Client) finishReport(ctx context.Context, r Report, w raw.Window, dir string) (raw.File, error) {
 	var err error
 	if r.Status == StatusPending || r.Status == "" {
 		if r, err = c.WaitReport(ctx, r.ID); err != nil {
-			return RawFile{}, err
+			return raw.File{}, err
 		}
 	}
 	c.log.Info("report", "type", r.Type, "window", w.String(), "report", r.ID, "status", r.Status)
 	source := reportSources[r.Type]
 	if source == "" {
-		return RawFile{}, fmt.Errorf("report %s: unknown type %q", r.ID, r.Type)
+		return raw.File{}, fmt.Errorf("report %s: unknown type %q", r.ID, r.Type)
 	}
 	switch r.Status {
-	case StatusReady:
+	case raw.StatusReady:
 		return c.DownloadReport(ctx, r, dir, source)
-	case StatusEmpty, StatusFailed:
-		return RawFile{Source: source, Format: strings.ToUpper(r.Format), Window: w, Status: r.Status,
+	case raw.StatusEmpty, raw.StatusFailed:
+		return raw.File{Source: source, Format: strings.ToUpper(r.Format), Window: w, Status: r.Status,
 			ReportID: r.ID, Request: "GET " + c.reportURL(r.ID)}, nil
 	}
-	return RawFile{}, fmt.Errorf("report %s %s (%s): unknown status %q", r.Type, w, r.ID, r.Status)
+	return raw.File{}, fmt.Errorf("report %s %s (%s): unknown status %q", r.Type, w, r.ID, r.Status)
 }
 
 // extractStatement writes every statement page of one account.
-func (c *Client) extractStatement(ctx context.Context, account string, w Window, dir string) ([]RawFile, error) {
+func (c *Client) extractStatement(ctx context.Context, account string, w raw.Window, dir string) ([]raw.File, error) {
 	folder := path.Join("statements", safeName(account))
-	files, err := c.savePages(ctx, dir, c.statementPager(account, w, MaxStatementPage), func(page int) RawFile {
-		return RawFile{Source: SourceStatement, Window: w, Account: account, Page: page,
-			Path:    path.Join(folder, fmt.Sprintf("%s_%s_p%04d.json", w.From.Format(DateLayout), w.To.Format(DateLayout), page)),
+	files, err := c.savePages(ctx, dir, c.statementPager(account, w, MaxStatementPage), func(page int) raw.File {
+		return raw.File{Source: raw.SourceStatement, Window: w, Account: account, Page: page,
+			Path:    path.Join(folder, fmt.Sprintf("%s_%s_p%04d.json", w.From.Format(raw.DateLayout), w.To.Format(raw.DateLayout), page)),
 			Request: "GET " + c.statementURL(account, w, page, MaxStatementPage)}
 	})
 	if err != nil {
@@ -498,24 +467,24 @@ func (c *Client) extractStatement(ctx context.Context, account string, w Window,
 // fetched whole, liquidationWorkers at a time (DESIGN §3). When the service
 // fails, or none is configured, the source is not pulled (notPulled) and
 // the files already written are removed.
-func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) (outcome, error) {
+func (c *Client) extractLiquidations(ctx context.Context, w raw.Window, dir string) (outcome, error) {
 	if c.cfg.LiquidationURL == "" {
-		return notPulled(SourceLiquidation, w, "", errNoLiquidationURL), nil
+		return notPulled(raw.SourceLiquidation, w, "", errNoLiquidationURL), nil
 	}
 	first := "GET " + c.liquidationListURL(w, 0, MaxLiquidationPage)
 	var list liquidationIDs
-	if err := c.fetchPages(ctx, c.liquidationPager(w, MaxLiquidationPage), func(p pageInfo, _ []byte) error {
-		return list.add(p.number, p.items)
+	if err := c.fetchPages(ctx, c.liquidationPager(w, MaxLiquidationPage), func(p raw.Page, _ []byte) error {
+		return list.add(p.Number, p.Items)
 	}); err != nil {
-		return c.notPulled(ctx, SourceLiquidation, w, first, err)
+		return c.notPulled(ctx, raw.SourceLiquidation, w, first, err)
 	}
 	run := c.runOf(ctx)
 	for _, it := range list.items {
 		if err := run.claim(liquidationPath(it.id), it.id); err != nil {
-			return c.notPulled(ctx, SourceLiquidation, w, first, err)
+			return c.notPulled(ctx, raw.SourceLiquidation, w, first, err)
 		}
 	}
-	files := make([]RawFile, len(list.items))
+	files := make([]raw.File, len(list.items))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(liquidationWorkers)
 	details := 0
@@ -532,7 +501,7 @@ func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) 
 					return &pullError{err}
 				}
 			}
-			f := RawFile{Source: SourceLiquidation, Format: FormatJSON, Status: StatusReady, Window: w,
+			f := raw.File{Source: raw.SourceLiquidation, Format: raw.FormatJSON, Status: raw.StatusReady, Window: w,
 				Path: liquidationPath(it.id), Request: request}
 			var err error
 			if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
@@ -550,7 +519,7 @@ func (c *Client) extractLiquidations(ctx context.Context, w Window, dir string) 
 		if rmErr := os.RemoveAll(filepath.Join(dir, "liquidations")); rmErr != nil {
 			return outcome{}, fmt.Errorf("liquidations: %w", rmErr)
 		}
-		return c.notPulled(ctx, SourceLiquidation, w, first, pe.err)
+		return c.notPulled(ctx, raw.SourceLiquidation, w, first, pe.err)
 	}
 	c.log.Info("liquidations", "window", w.String(), "count", len(files), "detail_requests", details)
 	return outcome{files: files}, nil
@@ -571,7 +540,7 @@ func (e *pullError) Unwrap() error { return e.err }
 // reason the run is incomplete. The run goes on without the source, as
 // with a FAILED report: its previous rows stay, and the pipeline holds the
 // rules that read its tables. A cancelled run stops instead.
-func (c *Client) notPulled(ctx context.Context, source string, w Window, request string, err error) (outcome, error) {
+func (c *Client) notPulled(ctx context.Context, source string, w raw.Window, request string, err error) (outcome, error) {
 	if ctx.Err() != nil {
 		return outcome{}, fmt.Errorf("%s: %w", source, err)
 	}
@@ -579,59 +548,69 @@ func (c *Client) notPulled(ctx context.Context, source string, w Window, request
 	return notPulled(source, w, request, err), nil
 }
 
-func notPulled(source string, w Window, request string, err error) outcome {
+func notPulled(source string, w raw.Window, request string, err error) outcome {
 	return outcome{
-		files:      []RawFile{{Source: source, Format: FormatJSON, Window: w, Status: StatusFailed, Request: request}},
+		files:      []raw.File{{Source: source, Format: raw.FormatJSON, Window: w, Status: raw.StatusFailed, Request: request}},
 		incomplete: []string{fmt.Sprintf("%s %s not pulled: %v", source, w, err)},
 	}
 }
 
-// serverJobs pull the server API sources: payments executed and payments
-// modified in w, transfers created in w (and any newer), the balances and
-// the fees. A source the API fails to give is not pulled (notPulled).
-func (c *Client) serverJobs(w Window, dir string) []job {
-	paged := func(source string, p pager, name, u func(page int) string) job {
-		return func(ctx context.Context) (outcome, error) {
-			files, err := c.savePages(ctx, dir, p, func(page int) RawFile {
-				return RawFile{Source: source, Window: w, Page: page, Path: name(page), Request: "GET " + u(page)}
+// serverJobs pull the server API sources over req.Server, when asked:
+// payments executed and payments modified in it, transfers created in it
+// (and any newer), the balances and the fees. A source the API fails to
+// give is not pulled (notPulled).
+func (c *Client) serverJobs(req Request, dir string) []job {
+	w := req.Server
+	if w.IsZero() {
+		return nil
+	}
+	paged := func(source string, call Call, p pager, name, u func(page int) string) job {
+		call.Request = "GET " + u(0)
+		return job{call: call, run: func(ctx context.Context) (outcome, error) {
+			files, err := c.savePages(ctx, dir, p, func(page int) raw.File {
+				return raw.File{Source: source, Window: w, Page: page, Path: name(page), Request: "GET " + u(page)}
 			})
 			if pe := (*pullError)(nil); errors.As(err, &pe) {
-				return c.notPulled(ctx, source, w, "GET "+u(0), pe.err)
+				return c.notPulled(ctx, source, w, call.Request, pe.err)
 			}
 			if err != nil {
 				return outcome{}, fmt.Errorf("%s: %w", source, err)
 			}
 			c.log.Info(source, "window", w.String(), "pages", len(files))
 			return outcome{files: files}, nil
-		}
+		}}
 	}
+	const upToTheLast = "the next pages up to the last"
 	var jobs []job
 	for _, field := range PaymentRangeFields {
 		q := paymentQuery(field, w)
-		jobs = append(jobs, paged(SourcePayment, c.paymentPager(q, MaxServerPage),
+		jobs = append(jobs, paged(raw.SourcePayment, Call{What: paymentsWhat(field), Window: w, Then: upToTheLast},
+			c.paymentPager(q, MaxServerPage),
 			func(p int) string { return paymentPath(field, w, p) },
 			func(p int) string { return c.paymentURL(q, p, MaxServerPage) }))
 	}
+	balances := "GET " + c.cfg.ServerURL + PathBalances
 	return append(jobs,
-		paged(SourceTransfer, c.transferPager(w.Start(), MaxServerPage),
+		paged(raw.SourceTransfer, Call{What: "transfers", Window: w, Then: "the next pages until one ends before the window"},
+			c.transferPager(w.Start(), MaxServerPage),
 			func(p int) string { return fmt.Sprintf("transfers/p%04d.json", p) },
 			func(p int) string { return c.transferURL(p, MaxServerPage) }),
-		paged(SourceFee, c.feePager(MaxServerPage),
+		paged(raw.SourceFee, Call{What: "fees", Then: upToTheLast}, c.feePager(MaxServerPage),
 			func(p int) string { return fmt.Sprintf("fees/p%04d.json", p) },
 			func(p int) string { return c.feeURL(p, MaxServerPage) }),
-		func(ctx context.Context) (outcome, error) {
-			request := "GET " + c.cfg.ServerURL + PathBalances
-			body, at, err := c.Balances(ctx)
-			if err != nil {
-				return c.notPulled(ctx, SourceBalance, w, request, err)
-			}
-			f := RawFile{Source: SourceBalance, Format: FormatJSON, Status: StatusReady, Window: w, FetchedAt: at,
-				Path: "balances/balances.json", Request: request}
-			if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
-				return outcome{}, fmt.Errorf("balances: %w", err)
-			}
-			return outcome{files: []RawFile{f}}, nil
-		},
+		job{call: Call{What: "balances", Request: balances, Then: "nothing more: one snapshot"},
+			run: func(ctx context.Context) (outcome, error) {
+				body, at, err := c.Balances(ctx)
+				if err != nil {
+					return c.notPulled(ctx, raw.SourceBalance, w, balances, err)
+				}
+				f := raw.File{Source: raw.SourceBalance, Format: raw.FormatJSON, Status: raw.StatusReady, Window: w, FetchedAt: at,
+					Path: "balances/balances.json", Request: balances}
+				if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
+					return outcome{}, fmt.Errorf("balances: %w", err)
+				}
+				return outcome{files: []raw.File{f}}, nil
+			}},
 	)
 }
 
@@ -639,14 +618,14 @@ func (c *Client) serverJobs(w Window, dir string) []job {
 // it arrives; it returns the RawFiles that file(page) describes, completed
 // with format, status and hash, once the whole list is read. A failure to
 // pull the list is a *pullError; a failure to write a page is not.
-func (c *Client) savePages(ctx context.Context, dir string, p pager, file func(page int) RawFile) ([]RawFile, error) {
+func (c *Client) savePages(ctx context.Context, dir string, p pager, file func(page int) raw.File) ([]raw.File, error) {
 	var (
-		files []RawFile
+		files []raw.File
 		werr  error
 	)
-	err := c.fetchPages(ctx, p, func(_ pageInfo, body []byte) error {
+	err := c.fetchPages(ctx, p, func(_ raw.Page, body []byte) error {
 		f := file(len(files))
-		f.Format, f.Status = FormatJSON, StatusReady
+		f.Format, f.Status = raw.FormatJSON, raw.StatusReady
 		if f.SHA256, f.Size, werr = c.save(ctx, dir, f.Path, body); werr != nil {
 			return werr
 		}
@@ -678,22 +657,4 @@ func (c *Client) save(ctx context.Context, dir, rel string, body []byte) (string
 		budget.give(int64(len(body)))
 	}
 	return sum, n, err
-}
-
-// ReadIndex reads dir/index.json as written by Extract.
-func ReadIndex(dir string) ([]RawFile, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "index.json"))
-	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	var files []RawFile
-	if err := json.Unmarshal(b, &files); err != nil {
-		return nil, fmt.Errorf("read index %s: %w", dir, err)
-	}
-	for _, f := range files {
-		if f.Path != "" && !filepath.IsLocal(filepath.FromSlash(f.Path)) {
-			return nil, fmt.Errorf("read index %s: path %q leaves the folder", dir, f.Path)
-		}
-	}
-	return files, nil
 }

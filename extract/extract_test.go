@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"recon/extract/raw"
 )
 
 // fakeNet is a loopback network: token service, reporting service and server
@@ -94,12 +96,12 @@ func (f *fakeNet) get(w http.ResponseWriter, r *http.Request) {
 	typ, start := rep["reportType"], rep["startDate"].(string)[:10]
 	switch {
 	case first:
-	case typ == ReportFailureConversion:
-		rep["reportStatus"] = StatusEmpty
-	case typ == ReportRecon && start == "2026-04-01":
-		rep["reportStatus"] = StatusFailed
+	case typ == raw.ReportFailureConversion:
+		rep["reportStatus"] = raw.StatusEmpty
+	case typ == raw.ReportRecon && start == "2026-04-01":
+		rep["reportStatus"] = raw.StatusFailed
 	default:
-		rep["reportStatus"], rep["downloadLink"] = StatusReady, f.files.URL+"/dl/"+id+"?sig=SIGNATURE-4711"
+		rep["reportStatus"], rep["downloadLink"] = raw.StatusReady, f.files.URL+"/dl/"+id+"?sig=SIGNATURE-4711"
 	}
 	writeJSON(w, 200, rep)
 }
@@ -145,7 +147,7 @@ func TestExtract(t *testing.T) {
 	}
 
 	var creates []string
-	for _, typ := range ReportTypes {
+	for _, typ := range raw.ReportTypes {
 		for _, w := range [][2]string{{"2026-01-01", "2026-03-31"}, {"2026-04-01", "2026-06-29"}, {"2026-06-30", "2026-07-19"}} {
 			creates = append(creates, typ+" "+w[0]+"T00:00:00.000Z "+w[1]+"T23:59:59.999Z")
 		}
@@ -191,7 +193,7 @@ func TestExtract(t *testing.T) {
 	if diff := cmp.Diff(wantIncomplete, res.Incomplete); diff != "" {
 		t.Errorf("incomplete (-want +got):\n%s", diff)
 	}
-	index, err := ReadIndex(dir)
+	index, err := raw.ReadIndex(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +263,7 @@ func TestChunks(t *testing.T) {
 }
 
 func TestRequestValidation(t *testing.T) {
-	w := Window{}
+	w := raw.Window{}
 	good := Request{Reports: mustWindow(t, "2026-01-01", "2026-01-31"), Statements: mustWindow(t, "2026-01-01", "2026-02-05")}
 	tests := []struct {
 		name    string
@@ -280,7 +282,7 @@ func TestRequestValidation(t *testing.T) {
 		tt.mod(&r)
 		n, err := r.normalise()
 		if tt.wantErr == "" {
-			if err != nil || n.Format != FormatCSV || len(n.ReportTypes) != 3 {
+			if err != nil || n.Format != raw.FormatCSV || len(n.ReportTypes) != 3 {
 				t.Errorf("%s: normalise = %+v, %v", tt.name, n, err)
 			}
 			continue

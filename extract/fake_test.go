@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"recon/extract/raw"
 )
 
 // Values that must never show up in errors, logs or files.
@@ -110,7 +112,7 @@ func recordWaits(c *Client) func() []time.Duration {
 // reportJSON is a report record as the fake reporting service sends it.
 func reportJSON(id, status, link string) map[string]any {
 	return map[string]any{
-		"reportId": id, "reportName": "n", "reportType": ReportRecon, "reportFormat": FormatCSV, "reportStatus": status,
+		"reportId": id, "reportName": "n", "reportType": raw.ReportRecon, "reportFormat": raw.FormatCSV, "reportStatus": status,
 		"startDate": "2026-01-01T00:00:00.000Z", "endDate": "2026-01-31T23:59:59.999Z", "downloadLink": link,
 	}
 }

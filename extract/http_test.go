@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"recon/extract/raw"
 )
 
 // reply is one scripted answer of a fake service.
@@ -67,7 +69,7 @@ func TestRetries(t *testing.T) {
 					writeJSON(w, rp.status, map[string]string{"title": http.StatusText(rp.status)})
 					return
 				}
-				writeJSON(w, 200, reportJSON("r1", StatusReady, ""))
+				writeJSON(w, 200, reportJSON("r1", raw.StatusReady, ""))
 			})
 			c := newTestClient(t, mux, func(c *Config) {
 				c.Retry.MaxDelay = time.Minute

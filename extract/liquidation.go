@@ -6,26 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"recon/extract/raw"
 )
 
-// LiquidationPages yields the raw pages of the liquidations created in w
-// (start_date inclusive, end_date exclusive), in page order, after fetching
-// them all. size is the explicit page size (1..MaxLiquidationPage). The
-// items are summaries: Liquidation gives trade requests and executions.
-func (c *Client) LiquidationPages(ctx context.Context, w Window, size int) iter.Seq2[[]byte, error] {
-	return c.pageSeq(ctx, c.liquidationPager(w, size))
-}
-
-func (c *Client) liquidationPager(w Window, size int) pager {
+func (c *Client) liquidationPager(w raw.Window, size int) pager {
 	p := pager{
-		op:    "liquidations " + w.String(),
-		url:   func(page int) string { return c.liquidationListURL(w, page, size) },
-		parse: parseEnvelope("results"),
-		err:   c.needLiquidationURL(),
+		op:  "liquidations " + w.String(),
+		url: func(page int) string { return c.liquidationListURL(w, page, size) },
+		env: raw.Results,
+		err: c.needLiquidationURL(),
 	}
 	if p.err == nil && (size < 1 || size > MaxLiquidationPage) {
 		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxLiquidationPage)
@@ -33,7 +26,7 @@ func (c *Client) liquidationPager(w Window, size int) pager {
 	return p
 }
 
-func (c *Client) liquidationListURL(w Window, page, size int) string {
+func (c *Client) liquidationListURL(w raw.Window, page, size int) string {
 	q := url.Values{
 		"start_date": {w.Start().Format(TimeFormat)},
 		"end_date":   {w.End().Format(TimeFormat)}, // exclusive
@@ -68,24 +61,6 @@ func (c *Client) Liquidation(ctx context.Context, id string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: the answer is liquidation %q", op, got.ID)
 	}
 	return body, nil
-}
-
-// LiquidationsByPayment returns the liquidations of one payment, each as
-// its raw JSON object, for a targeted refresh.
-func (c *Client) LiquidationsByPayment(ctx context.Context, paymentID string) ([]json.RawMessage, error) {
-	op := "liquidations of payment " + paymentID
-	if err := c.needLiquidationURL(); err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	body, _, err := c.getRaw(ctx, op, c.cfg.LiquidationURL+PathLiquidationByID+url.PathEscape(paymentID))
-	if err != nil {
-		return nil, err
-	}
-	var out []json.RawMessage
-	if err := json.Unmarshal(body, &out); err != nil {
-		return nil, fmt.Errorf("%s: decode: %w", op, err)
-	}
-	return out, nil
 }
 
 func (c *Client) needLiquidationURL() error {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 )
 
@@ -20,16 +21,16 @@ func TestLiquidationsFromWholeListNeedNoDetail(t *testing.T) {
 	pull := func(summaries bool) (map[string][]byte, map[string]int) {
 		n := newNetwork(t, sandbox.Faults{LiquidationSummaries: summaries})
 		dir := t.TempDir()
-		res, err := n.client.Extract(t.Context(), extract.Request{Reports: w, ReportTypes: []string{extract.ReportPaymentOps}, Liquidations: w}, dir)
+		res, err := n.client.Extract(t.Context(), extract.Request{Reports: w, ReportTypes: []string{raw.ReportPaymentOps}, Liquidations: w}, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		files := map[string][]byte{}
 		for _, f := range res.Files {
-			if f.Source != extract.SourceLiquidation {
+			if f.Source != raw.SourceLiquidation {
 				continue
 			}
-			if f.Status != extract.StatusReady {
+			if f.Status != raw.StatusReady {
 				t.Fatalf("file %+v", f)
 			}
 			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))

@@ -19,6 +19,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	"recon/extract/sandbox/sandboxtest"
 )
@@ -64,9 +65,9 @@ func newNetwork(t *testing.T, faults sandbox.Faults, mods ...func(*sandbox.Confi
 	return &network{sb: srv.Sandbox, client: c}
 }
 
-func window(t *testing.T, from, to string) extract.Window {
+func window(t *testing.T, from, to string) raw.Window {
 	t.Helper()
-	w, err := extract.ParseWindow(from, to)
+	w, err := raw.ParseWindow(from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ type tally struct {
 }
 
 // tallyRaw parses every raw file (and checks its size and sha256 against the index).
-func tallyRaw(t *testing.T, dir string, files []extract.RawFile) map[string]tally {
+func tallyRaw(t *testing.T, dir string, files []raw.File) map[string]tally {
 	t.Helper()
 	sums := map[string]decimal.Decimal{}
 	out := map[string]tally{}
@@ -143,7 +144,7 @@ func tallyRaw(t *testing.T, dir string, files []extract.RawFile) map[string]tall
 			t.Errorf("%s: sha256 %s size %d, index says %s %d", f.Path, got, len(b), f.SHA256, f.Size)
 		}
 		switch f.Source {
-		case extract.SourcePaymentOps, extract.SourceRecon, extract.SourceFailureConversion:
+		case raw.SourcePaymentOps, raw.SourceRecon, raw.SourceFailureConversion:
 			for _, r := range reportRows(t, f, b) {
 				if r == nil {
 					tl := out[f.Source]
@@ -153,7 +154,7 @@ func tallyRaw(t *testing.T, dir string, files []extract.RawFile) map[string]tall
 				}
 				add(f.Source, r["sent_amount"])
 			}
-		case extract.SourceStatement:
+		case raw.SourceStatement:
 			var p struct {
 				Transactions struct {
 					Content []struct {
@@ -165,7 +166,7 @@ func tallyRaw(t *testing.T, dir string, files []extract.RawFile) map[string]tall
 			for _, e := range p.Transactions.Content {
 				add(f.Source, e.BalanceChange.String())
 			}
-		case extract.SourceLiquidation:
+		case raw.SourceLiquidation:
 			var l struct {
 				DestinationAmount json.Number `json:"destination_amount"`
 				TradeRequests     []struct {
@@ -183,7 +184,7 @@ func tallyRaw(t *testing.T, dir string, files []extract.RawFile) map[string]tall
 					add("trade_execution", e.DestinationAmount.String())
 				}
 			}
-		case extract.SourcePayment, extract.SourceTransfer, extract.SourceFee:
+		case raw.SourcePayment, raw.SourceTransfer, raw.SourceFee:
 			var p struct {
 				Content []struct {
 					Contract struct {
@@ -199,7 +200,7 @@ func tallyRaw(t *testing.T, dir string, files []extract.RawFile) map[string]tall
 			for _, item := range p.Content {
 				add(f.Source, item.Contract.Quote.Amount+item.Amount+item.Value.String())
 			}
-		case extract.SourceBalance:
+		case raw.SourceBalance:
 			var p struct {
 				LocalBalance struct {
 					CurrencyBalances []struct {
@@ -238,11 +239,11 @@ func mustDecode(t *testing.T, b []byte, v any) {
 
 // reportRows returns the rows of a report as text by column; nil for a
 // malformed row (short, without payment id, bad amount or bad timestamp).
-func reportRows(t *testing.T, f extract.RawFile, b []byte) []map[string]string {
+func reportRows(t *testing.T, f raw.File, b []byte) []map[string]string {
 	t.Helper()
 	var rows []map[string]string
 	switch f.Format {
-	case extract.FormatCSV:
+	case raw.FormatCSV:
 		r := csv.NewReader(bytes.NewReader(b))
 		r.FieldsPerRecord = -1
 		all, err := r.ReadAll()
@@ -260,7 +261,7 @@ func reportRows(t *testing.T, f extract.RawFile, b []byte) []map[string]string {
 			}
 			rows = append(rows, m)
 		}
-	case extract.FormatJSON:
+	case raw.FormatJSON:
 		var objs []map[string]any
 		mustDecode(t, b, &objs)
 		for _, o := range objs {
@@ -308,7 +309,7 @@ func networkFaults(inj map[string]int) int {
 // fault-free run of the same seed: the outcome, and the requests it cost.
 func TestFaults(t *testing.T) {
 	base := newNetwork(t, sandbox.Faults{})
-	want := base.extract(t, fullRequest(t, base.sb, extract.FormatCSV))
+	want := base.extract(t, fullRequest(t, base.sb, raw.FormatCSV))
 	if want.err != nil || len(want.res.Incomplete) != 0 {
 		t.Fatalf("fault-free run: %v %v", want.err, want.res.Incomplete)
 	}
@@ -387,7 +388,7 @@ func TestFaults(t *testing.T) {
 					t.Errorf("%d downloads of EMPTY reports", n)
 				}
 				for _, f := range got.res.Files {
-					if f.ReportID != "" && (f.Status != extract.StatusEmpty || f.Path != "") {
+					if f.ReportID != "" && (f.Status != raw.StatusEmpty || f.Path != "") {
 						t.Errorf("report file %+v, want EMPTY without a file", f)
 					}
 				}
@@ -411,14 +412,14 @@ func TestFaults(t *testing.T) {
 			}},
 		{name: "liquidation service down: not pulled, run incomplete", kind: "down",
 			faults: sandbox.Faults{Down: []string{"GET /liquidations/{id}"}, LiquidationSummaries: true},
-			check:  func(t *testing.T, got outcome) { wantNotPulled(t, got, want, extract.SourceLiquidation) }},
+			check:  func(t *testing.T, got outcome) { wantNotPulled(t, got, want, raw.SourceLiquidation) }},
 		{name: "payments down: neither list pulled, run incomplete", kind: "down",
 			faults: sandbox.Faults{Down: []string{"GET /v4/payments"}},
-			check:  func(t *testing.T, got outcome) { wantNotPulled(t, got, want, extract.SourcePayment) }},
+			check:  func(t *testing.T, got outcome) { wantNotPulled(t, got, want, raw.SourcePayment) }},
 		{name: "no liquidation service configured: not pulled, run incomplete",
 			mod: func(_ *sandbox.Config, e *extract.Config) { e.LiquidationURL = "" },
 			check: func(t *testing.T, got outcome) {
-				wantNotPulled(t, got, want, extract.SourceLiquidation)
+				wantNotPulled(t, got, want, raw.SourceLiquidation)
 				if n := got.requests["GET /liquidations"]; n != 0 {
 					t.Errorf("%d liquidation requests without a liquidation service", n)
 				}
@@ -446,7 +447,7 @@ func TestFaults(t *testing.T) {
 					tt.mod(s, e)
 				}
 			})
-			got := n.extract(t, fullRequest(t, n.sb, extract.FormatCSV))
+			got := n.extract(t, fullRequest(t, n.sb, raw.FormatCSV))
 			if got.err != nil {
 				t.Fatalf("extract: %v", got.err)
 			}
@@ -474,13 +475,13 @@ func TestFaults(t *testing.T) {
 // of it, every other source as fault-free.
 func wantNotPulled(t *testing.T, got, want outcome, source string) {
 	t.Helper()
-	var failed []extract.RawFile
+	var failed []raw.File
 	for _, f := range got.res.Files {
-		if f.Status == extract.StatusFailed {
+		if f.Status == raw.StatusFailed {
 			failed = append(failed, f)
 		}
 	}
-	lists := map[string]int{extract.SourceLiquidation: 1, extract.SourcePayment: len(extract.PaymentRangeFields)}[source]
+	lists := map[string]int{raw.SourceLiquidation: 1, raw.SourcePayment: len(extract.PaymentRangeFields)}[source]
 	if len(failed) != lists || len(got.res.Incomplete) != lists {
 		t.Errorf("FAILED files %+v, incomplete %q: want %d for %s", failed, got.res.Incomplete, lists, source)
 	}
@@ -491,7 +492,7 @@ func wantNotPulled(t *testing.T, got, want outcome, source string) {
 		}
 	}
 	for s, tl := range want.data {
-		gone := s == source || source == extract.SourceLiquidation && (s == "liquidation_trade" || s == "trade_execution")
+		gone := s == source || source == raw.SourceLiquidation && (s == "liquidation_trade" || s == "trade_execution")
 		if g := got.data[s]; gone && g != (tally{}) || !gone && g != tl {
 			t.Errorf("%s: %+v, want %+v", s, g, map[bool]any{true: "nothing", false: tl}[gone])
 		}
@@ -524,7 +525,7 @@ func wantExtra(t *testing.T, got, want outcome, extra int) {
 // formats: the raw data equals a fault-free run's, and every fault costs
 // exactly the requests it should.
 func TestAllFaultsGiveTheSameData(t *testing.T) {
-	for _, format := range []string{extract.FormatCSV, extract.FormatJSON} {
+	for _, format := range []string{raw.FormatCSV, raw.FormatJSON} {
 		t.Run(format, func(t *testing.T) {
 			// Liquidation summaries: one detail request each, enough requests for every fault to show.
 			base := newNetwork(t, sandbox.Faults{LiquidationSummaries: true})
@@ -575,7 +576,7 @@ func TestAllFaultsGiveTheSameData(t *testing.T) {
 // signed links on a second listener.
 func TestBearerTokenNeverReachesTheDownloadHost(t *testing.T) {
 	n := newNetwork(t, sandbox.Faults{DownloadHost: true, Truncate: 0.3})
-	got := n.extract(t, fullRequest(t, n.sb, extract.FormatJSON))
+	got := n.extract(t, fullRequest(t, n.sb, raw.FormatJSON))
 	if got.err != nil {
 		t.Fatal(got.err)
 	}
@@ -586,7 +587,7 @@ func TestBearerTokenNeverReachesTheDownloadHost(t *testing.T) {
 		t.Errorf("the download host received %d Authorization headers", len(a))
 	}
 	for _, f := range got.res.Files {
-		if f.Status == extract.StatusReady && f.ReportID != "" && (strings.Contains(f.Request, "signature") || !strings.Contains(f.Request, "/files/")) {
+		if f.Status == raw.StatusReady && f.ReportID != "" && (strings.Contains(f.Request, "signature") || !strings.Contains(f.Request, "/files/")) {
 			t.Errorf("Request %q: want the download host's URL without its signed query", f.Request)
 		}
 	}
@@ -599,7 +600,7 @@ func TestCreateModeChunks(t *testing.T) {
 		now := func() time.Time { return time.Date(2026, 8, 1, 6, 0, 0, 0, time.UTC) }
 		s.Now, e.Now = now, now
 	})
-	req := extract.Request{Reports: window(t, "2026-01-01", "2026-07-19"), ReportTypes: []string{extract.ReportPaymentOps}}
+	req := extract.Request{Reports: window(t, "2026-01-01", "2026-07-19"), ReportTypes: []string{raw.ReportPaymentOps}}
 	got := n.extract(t, req)
 	if got.err != nil {
 		t.Fatal(got.err)
@@ -629,7 +630,7 @@ func TestWindowTooOldIsRefusedBeforeAnyRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.from, func(t *testing.T) {
 			n := newNetwork(t, sandbox.Faults{})
-			got := n.extract(t, extract.Request{Reports: window(t, tt.from, tt.from), ReportTypes: []string{extract.ReportRecon}})
+			got := n.extract(t, extract.Request{Reports: window(t, tt.from, tt.from), ReportTypes: []string{raw.ReportRecon}})
 			if refused := errors.Is(got.err, extract.ErrWindowTooOld); refused != tt.refused {
 				t.Fatalf("error = %v, want refused %v", got.err, tt.refused)
 			}
@@ -665,7 +666,7 @@ func TestCollectMode(t *testing.T) {
 				now := func() time.Time { return time.Date(2026, 11, 15, 12, 0, 0, 0, time.UTC) }
 				s.Now, e.Now = now, now
 			})
-			req := extract.Request{Reports: window(t, tt.from, tt.to), ReportTypes: []string{extract.ReportPaymentOps}, Mode: extract.ModeCollect}
+			req := extract.Request{Reports: window(t, tt.from, tt.to), ReportTypes: []string{raw.ReportPaymentOps}, Mode: extract.ModeCollect}
 			got := n.extract(t, req)
 			if got.err != nil {
 				t.Fatal(got.err)
@@ -695,7 +696,7 @@ func TestCollectMode(t *testing.T) {
 // deleted, FAILED ones kept for the provider's support.
 func TestCleanupDeletesCreatedReports(t *testing.T) {
 	n := newNetwork(t, sandbox.Faults{FailedReports: 0.4}, func(_ *sandbox.Config, e *extract.Config) { e.ReportTries = 4 })
-	req := fullRequest(t, n.sb, extract.FormatCSV)
+	req := fullRequest(t, n.sb, raw.FormatCSV)
 	req.Cleanup = true
 	got := n.extract(t, req)
 	if got.err != nil {
@@ -713,7 +714,7 @@ func TestCleanupDeletesCreatedReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range left {
-		if r.Status != extract.StatusFailed {
+		if r.Status != raw.StatusFailed {
 			t.Errorf("report %s (%s) left after cleanup", r.ID, r.Status)
 		}
 	}
@@ -722,63 +723,17 @@ func TestCleanupDeletesCreatedReports(t *testing.T) {
 	}
 }
 
-// TestLiquidationsByPayment: the targeted refresh gives the same record as
-// the detail.
-func TestLiquidationsByPayment(t *testing.T) {
-	n := newNetwork(t, sandbox.Faults{})
-	w := window(t, "2026-10-01", "2026-10-01")
-	var first json.RawMessage
-	for page, err := range n.client.LiquidationPages(t.Context(), w, 5) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p struct {
-			Results []json.RawMessage `json:"results"`
-		}
-		mustDecode(t, page, &p)
-		first = p.Results[0]
-		break
-	}
-	var l struct {
-		ID        string `json:"id"`
-		PaymentID string `json:"network_payment_id"`
-	}
-	mustDecode(t, first, &l)
-	detail, err := n.client.Liquidation(t.Context(), l.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := n.client.LiquidationsByPayment(t.Context(), l.PaymentID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 1 || !jsonEqual(t, got[0], detail) {
-		t.Errorf("by payment: %d liquidations, want the one detail", len(got))
-	}
-	if none, err := n.client.LiquidationsByPayment(t.Context(), "00000000-0000-4000-8000-000000000000"); err == nil {
-		t.Errorf("unknown payment: %v, want a 404", none)
-	}
-}
-
-func jsonEqual(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	mustDecode(t, a, &x)
-	mustDecode(t, b, &y)
-	return cmp.Equal(x, y)
-}
-
 // TestServerSources checks the server API files: payments by executed_at
 // and by modified_at in the window, transfers paged newest first until past the window,
 // balances keyed by the Date header.
 func TestServerSources(t *testing.T) {
 	n := newNetwork(t, sandbox.Faults{})
 	w := window(t, "2026-10-02", "2026-10-02")
-	got := n.extract(t, extract.Request{Reports: w, ReportTypes: []string{extract.ReportPaymentOps}, Server: w})
+	got := n.extract(t, extract.Request{Reports: w, ReportTypes: []string{raw.ReportPaymentOps}, Server: w})
 	if got.err != nil {
 		t.Fatal(got.err)
 	}
-	bySource := map[string][]extract.RawFile{}
+	bySource := map[string][]raw.File{}
 	for _, f := range got.res.Files {
 		bySource[f.Source] = append(bySource[f.Source], f)
 	}
@@ -795,17 +750,17 @@ func TestServerSources(t *testing.T) {
 	if diff := cmp.Diff(wantPaths, paths); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}
-	if b := bySource[extract.SourceBalance][0]; !b.FetchedAt.Equal(now0) {
+	if b := bySource[raw.SourceBalance][0]; !b.FetchedAt.Equal(now0) {
 		t.Errorf("balances FetchedAt %v, want the Date header %v", b.FetchedAt, now0)
 	}
 	for i, field := range []string{"EXECUTED_AT", "MODIFIED_AT"} {
-		p := bySource[extract.SourcePayment][i]
+		p := bySource[raw.SourcePayment][i]
 		if !strings.Contains(p.Request, "range_field="+field) || !strings.Contains(p.Request, "after=2026-10-01T23%3A59%3A59.999Z") ||
 			!strings.Contains(p.Request, "before=2026-10-03T00%3A00%3A00.000Z") || !strings.Contains(p.Request, "size=100") {
 			t.Errorf("payments request %q, want range_field %s", p.Request, field)
 		}
 	}
-	if tr := bySource[extract.SourceTransfer][0]; !strings.Contains(tr.Request, "sort_field=CREATED_AT") || !strings.Contains(tr.Request, "size=100") {
+	if tr := bySource[raw.SourceTransfer][0]; !strings.Contains(tr.Request, "sort_field=CREATED_AT") || !strings.Contains(tr.Request, "size=100") {
 		t.Errorf("transfers request %q", tr.Request)
 	}
 }
@@ -815,13 +770,18 @@ func TestServerSources(t *testing.T) {
 func TestTransferPagesStopPastTheWindow(t *testing.T) {
 	n := newNetwork(t, sandbox.Faults{})
 	since := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
-	var pages int
+	dir := t.TempDir()
+	files, err := n.client.SaveTransferPages(t.Context(), dir, since, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := len(files)
 	var oldest time.Time
-	for body, err := range n.client.TransferPages(t.Context(), since, 2) {
+	for _, f := range files {
+		body, err := os.ReadFile(filepath.Join(dir, f.Path))
 		if err != nil {
 			t.Fatal(err)
 		}
-		pages++
 		var p struct {
 			Content []struct {
 				CreatedAt time.Time `json:"created_at"`
@@ -839,5 +799,35 @@ func TestTransferPagesStopPastTheWindow(t *testing.T) {
 	}
 	if got := n.sb.Requests()["GET /v4/transfers"]; got != pages {
 		t.Errorf("%d requests for %d pages", got, pages)
+	}
+}
+
+// TestPlanIsWhatExtractRuns: the plan of a request lists one call per job
+// Extract starts (the token aside), and each paged source's first page is
+// the request its call names.
+func TestPlanIsWhatExtractRuns(t *testing.T) {
+	n := newNetwork(t, sandbox.Faults{})
+	req := fullRequest(t, n.sb, raw.FormatJSON)
+	calls, err := n.client.Plan(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := 0
+	ctx := extract.WithTrace(t.Context(), &extract.Trace{Planned: func(jobs int) { planned = jobs }})
+	res, err := n.client.Extract(ctx, req, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls[0].What != "token" || len(calls)-1 != planned {
+		t.Errorf("plan of %d calls (token first: %v), Extract started %d jobs", len(calls), calls[0].What == "token", planned)
+	}
+	requests := map[string]bool{}
+	for _, c := range calls {
+		requests[c.Request] = true
+	}
+	for _, f := range res.Files {
+		if f.ReportID == "" && f.Page == 0 && f.Source != raw.SourceLiquidation && !requests[f.Request] {
+			t.Errorf("%s %s: first request %q is not in the plan", f.Source, f.Path, f.Request)
+		}
 	}
 }

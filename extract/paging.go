@@ -3,28 +3,20 @@ package extract
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
-)
 
-// pageInfo is what paging needs from one page envelope.
-type pageInfo struct {
-	count, number int
-	last          bool
-	total         int64
-	items         []json.RawMessage
-}
+	"recon/extract/raw"
+)
 
 // pager describes one paged list.
 type pager struct {
-	op    string                // names the list in errors
-	url   func(page int) string // the URL of a zero-based page, with its explicit size
-	parse func([]byte) (pageInfo, error)
+	op  string                // names the list in errors
+	url func(page int) string // the URL of a zero-based page, with its explicit size
+	env raw.Envelope          // the form of its pages
 	// done, when set, sees every page and may end paging before the last
 	// one (transfers: once a page reaches past the window).
-	done func(pageInfo) (bool, error)
+	done func(raw.Page) (bool, error)
 	// growing lists may gain items at their head while paging (transfers,
 	// newest first): their totals may change, which repeats items but skips none.
 	growing bool
@@ -41,7 +33,7 @@ type pager struct {
 // gives more than MaxListPages pages. Nothing may be processed before it returns nil (the spec: paging
 // over a changing list can skip items): the page iterators yield only then,
 // and Extract only writes the pages to their raw files on the way.
-func (c *Client) fetchPages(ctx context.Context, p pager, keep func(pageInfo, []byte) error) error {
+func (c *Client) fetchPages(ctx context.Context, p pager, keep func(raw.Page, []byte) error) error {
 	if p.err != nil {
 		return fmt.Errorf("%s: %w", p.op, p.err)
 	}
@@ -56,25 +48,26 @@ func (c *Client) fetchPages(ctx context.Context, p pager, keep func(pageInfo, []
 		if err != nil {
 			return err
 		}
-		info, err := p.parse(body)
+		info, err := p.env.Parse(body)
 		if err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
 		if page == 0 {
-			total = info.total
+			total = info.Total
 		}
-		seen += int64(info.count)
+		count := len(info.Items)
+		seen += int64(count)
 		switch {
-		case info.number != page:
-			err = fmt.Errorf("page number is %d", info.number)
-		case !info.last && info.count == 0:
+		case info.Number != page:
+			err = fmt.Errorf("page number is %d", info.Number)
+		case !info.Last && count == 0:
 			err = errors.New("empty page that is not the last")
-		case p.growing && p.size > 0 && int64(page)*int64(p.size) >= info.total && !info.last:
-			err = fmt.Errorf("page starts past totalElements %d (size %d) and is not the last", info.total, p.size)
+		case p.growing && p.size > 0 && int64(page)*int64(p.size) >= info.Total && !info.Last:
+			err = fmt.Errorf("page starts past totalElements %d (size %d) and is not the last", info.Total, p.size)
 		case p.growing:
-		case info.total != total:
-			err = fmt.Errorf("total changed from %d to %d while paging", total, info.total)
-		case seen > total || (info.last && seen != total):
+		case info.Total != total:
+			err = fmt.Errorf("total changed from %d to %d while paging", total, info.Total)
+		case seen > total || (info.Last && seen != total):
 			err = fmt.Errorf("pages hold %d items so far, the total is %d", seen, total)
 		}
 		if err != nil {
@@ -83,7 +76,7 @@ func (c *Client) fetchPages(ctx context.Context, p pager, keep func(pageInfo, []
 		if err := keep(info, body); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
-		stop := info.last
+		stop := info.Last
 		if p.done != nil {
 			enough, err := p.done(info)
 			if err != nil {
@@ -94,66 +87,5 @@ func (c *Client) fetchPages(ctx context.Context, p pager, keep func(pageInfo, []
 		if stop {
 			return nil
 		}
-	}
-}
-
-// pageSeq yields the bodies of p's pages in page order, after fetching them
-// all; fetching starts when the sequence is ranged over, and an error is
-// yielded once, alone.
-func (c *Client) pageSeq(ctx context.Context, p pager) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		var pages [][]byte
-		if err := c.fetchPages(ctx, p, func(_ pageInfo, body []byte) error {
-			pages = append(pages, body)
-			return nil
-		}); err != nil {
-			yield(nil, err)
-			return
-		}
-		for _, b := range pages {
-			if !yield(b, nil) {
-				return
-			}
-		}
-	}
-}
-
-// envelope is the spec's page envelope; its items are in content (server
-// API) or results (liquidations).
-type envelope struct {
-	Content       *[]json.RawMessage `json:"content"`
-	Results       *[]json.RawMessage `json:"results"`
-	Last          *bool              `json:"last"`
-	Number        *int               `json:"number"`
-	TotalElements *int64             `json:"totalElements"`
-}
-
-// parseEnvelope reads the spec's page envelope with its items in the named
-// field: content (server API) or results (liquidations).
-func parseEnvelope(items string) func([]byte) (pageInfo, error) {
-	return func(body []byte) (pageInfo, error) {
-		var env envelope
-		if err := decodeJSON(body, &env); err != nil {
-			return pageInfo{}, fmt.Errorf("decode page: %w", err)
-		}
-		list := map[string]*[]json.RawMessage{"content": env.Content, "results": env.Results}[items]
-		var (
-			p    pageInfo
-			errs []error
-		)
-		for _, f := range []struct {
-			name    string
-			present bool
-		}{{items, list != nil}, {"last", env.Last != nil}, {"number", env.Number != nil}, {"totalElements", env.TotalElements != nil}} {
-			if !f.present {
-				errs = append(errs, fmt.Errorf("page envelope lacks %s", f.name))
-			}
-		}
-		if err := errors.Join(errs...); err != nil {
-			return p, err
-		}
-		p.items, p.last, p.number, p.total = *list, *env.Last, *env.Number, *env.TotalElements
-		p.count = len(p.items)
-		return p, nil
 	}
 }

@@ -8,16 +8,15 @@ import "time"
 
 // Paths relative to each service base.
 const (
-	PathToken           = "/v2/oauth/token"                   // relative to RECON_AUTH_URL
-	PathReports         = "/v1/reports"                       // relative to RECON_REPORTING_URL
-	PathReportDownload  = "/v1/reports/download/"             // + report id
-	PathStatement       = "/statement/"                       // + account@address, relative to RECON_SERVER_URL (…/v4)
-	PathPayments        = "/payments"                         // relative to RECON_SERVER_URL
-	PathTransfers       = "/transfers"                        // relative to RECON_SERVER_URL
-	PathBalances        = "/monitor/balances"                 // relative to RECON_SERVER_URL (provider's path; not shown in spec)
-	PathFees            = "/config/fees"                      // relative to RECON_SERVER_URL
-	PathLiquidations    = "/liquidations"                     // relative to RECON_LIQUIDATION_URL (no prefix: not shown); + "/" + id for one
-	PathLiquidationByID = "/liquidations/network-payment-id/" // + payment id
+	PathToken          = "/v2/oauth/token"       // relative to RECON_AUTH_URL
+	PathReports        = "/v1/reports"           // relative to RECON_REPORTING_URL
+	PathReportDownload = "/v1/reports/download/" // + report id
+	PathStatement      = "/statement/"           // + account@address, relative to RECON_SERVER_URL (…/v4)
+	PathPayments       = "/payments"             // relative to RECON_SERVER_URL
+	PathTransfers      = "/transfers"            // relative to RECON_SERVER_URL
+	PathBalances       = "/monitor/balances"     // relative to RECON_SERVER_URL (provider's path; not shown in spec)
+	PathFees           = "/config/fees"          // relative to RECON_SERVER_URL
+	PathLiquidations   = "/liquidations"         // relative to RECON_LIQUIDATION_URL (no prefix: not shown); + "/" + id for one
 )
 
 // Report modes: create reports through the API, or collect the ones the
@@ -30,23 +29,9 @@ const (
 	CreatedByAPI       = "API"
 )
 
-// Report types, formats and statuses (spec: reporting service).
-const (
-	ReportPaymentOps        = "PAYMENT_OPS"
-	ReportRecon             = "RECON"
-	ReportFailureConversion = "FAILURE_CONVERSION_SSA"
-
-	FormatCSV  = "CSV"
-	FormatJSON = "JSON"
-
-	StatusPending = "PENDING"
-	StatusReady   = "READY"
-	StatusFailed  = "FAILED"
-	StatusEmpty   = "EMPTY"
-)
-
-// ReportTypes lists every report type in a fixed order.
-var ReportTypes = []string{ReportPaymentOps, ReportRecon, ReportFailureConversion}
+// StatusPending is a report not yet READY, EMPTY or FAILED (spec: reporting
+// service); report types, formats and the other statuses are in package raw.
+const StatusPending = "PENDING"
 
 // Limits of the provider.
 const (

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"recon/extract/raw"
 )
 
 // Reuse takes the raw files of an earlier extraction instead of calling
@@ -16,7 +18,7 @@ import (
 // dst/index.json is written. A source that was FAILED then makes the run
 // incomplete now, named in Result.Incomplete.
 func Reuse(ctx context.Context, src, dst string) (*Result, error) {
-	files, err := ReadIndex(src)
+	files, err := raw.ReadIndex(src)
 	if err != nil {
 		return nil, fmt.Errorf("reuse raw files: %w", err)
 	}
@@ -25,7 +27,7 @@ func Reuse(ctx context.Context, src, dst string) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("reuse raw files: %w", err)
 		}
-		if f.Status == StatusFailed {
+		if f.Status == raw.StatusFailed {
 			res.Incomplete = append(res.Incomplete, fmt.Sprintf("%s %s is FAILED in %s", f.Source, f.Window, src))
 		}
 		if f.Path == "" {
@@ -38,7 +40,7 @@ func Reuse(ctx context.Context, src, dst string) (*Result, error) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, fmt.Errorf("reuse raw files: %w", err)
 	}
-	if err := writeIndex(dst, files); err != nil {
+	if err := raw.WriteIndex(dst, files); err != nil {
 		return nil, fmt.Errorf("reuse raw files: %w", err)
 	}
 	return res, nil
@@ -46,7 +48,7 @@ func Reuse(ctx context.Context, src, dst string) (*Result, error) {
 
 // copyChecked copies src/<f.Path> to dst/<f.Path>, failing when its size or
 // sha256 is not what the index says.
-func copyChecked(src, dst string, f RawFile) error {
+func copyChecked(src, dst string, f raw.File) error {
 	in, err := os.Open(filepath.Join(src, filepath.FromSlash(f.Path)))
 	if err != nil {
 		return err
@@ -74,9 +76,9 @@ func copyChecked(src, dst string, f RawFile) error {
 // ReportSpan is the window the report files of an extraction cover, from
 // the first day of the earliest to the last day of the latest; false when
 // there is no report file.
-func ReportSpan(files []RawFile) (Window, bool) {
+func ReportSpan(files []raw.File) (raw.Window, bool) {
 	reports := slices.Collect(maps.Values(reportSources))
-	var span Window
+	var span raw.Window
 	found := false
 	for _, f := range files {
 		if !slices.Contains(reports, f.Source) {

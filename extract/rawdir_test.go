@@ -11,16 +11,17 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/extract/raw"
 )
 
 func TestReuse(t *testing.T) {
 	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
-	w, _ := extract.NewWindow(day, day.AddDate(0, 0, 1))
+	w, _ := raw.NewWindow(day, day.AddDate(0, 0, 1))
 	body := "network_payment_id\r\np1\r\n"
-	files := []extract.RawFile{
-		{Source: extract.SourcePaymentOps, Format: extract.FormatCSV, Path: "reports/PAYMENT_OPS/r1.csv", SHA256: fmt.Sprintf("%x", sha256.Sum256([]byte(body))),
-			Size: int64(len(body)), Window: w, Status: extract.StatusReady, ReportID: "r1"},
-		{Source: extract.SourceRecon, Format: extract.FormatCSV, Window: w, Status: extract.StatusFailed, ReportID: "r2"},
+	files := []raw.File{
+		{Source: raw.SourcePaymentOps, Format: raw.FormatCSV, Path: "reports/PAYMENT_OPS/r1.csv", SHA256: fmt.Sprintf("%x", sha256.Sum256([]byte(body))),
+			Size: int64(len(body)), Window: w, Status: raw.StatusReady, ReportID: "r1"},
+		{Source: raw.SourceRecon, Format: raw.FormatCSV, Window: w, Status: raw.StatusFailed, ReportID: "r2"},
 	}
 	tests := []struct {
 		name    string
@@ -62,7 +63,7 @@ func TestReuse(t *testing.T) {
 			if err != nil || string(got) != body {
 				t.Errorf("copied file %q (%v), want %q", got, err, body)
 			}
-			index, err := extract.ReadIndex(dst)
+			index, err := raw.ReadIndex(dst)
 			if err != nil || len(index) != len(files) {
 				t.Errorf("index of the copy: %d files (%v), want %d", len(index), err, len(files))
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"recon/extract/raw"
 )
 
 // elsewhere is another host that counts the requests it gets and whether
@@ -45,7 +47,7 @@ func TestTokenRedirectRefused(t *testing.T) {
 					http.Redirect(w, r, e.srv.URL+"/v2/oauth/token", status)
 				})
 				mux.HandleFunc("GET /v1/reports/{id}", func(w http.ResponseWriter, r *http.Request) {
-					writeJSON(w, 200, reportJSON("r1", StatusReady, ""))
+					writeJSON(w, 200, reportJSON("r1", raw.StatusReady, ""))
 				})
 				c := newTestClient(t, mux, func(c *Config) { c.BasicAuth = basic })
 				_, err := c.GetReport(t.Context(), "r1")
@@ -79,10 +81,10 @@ func TestPostRedirectRefused(t *testing.T) {
 		http.Redirect(w, r, "/v1/moved/"+r.PathValue("id"), http.StatusFound)
 	})
 	mux.HandleFunc("GET /v1/moved/{id}", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, reportJSON(r.PathValue("id"), StatusReady, ""))
+		writeJSON(w, 200, reportJSON(r.PathValue("id"), raw.StatusReady, ""))
 	})
 	c := newTestClient(t, mux)
-	_, err := c.CreateReport(t.Context(), ReportRecon, FormatCSV, mustWindow(t, "2026-01-01", "2026-01-31"))
+	_, err := c.CreateReport(t.Context(), raw.ReportRecon, raw.FormatCSV, mustWindow(t, "2026-01-01", "2026-01-31"))
 	if !errors.Is(err, ErrRedirect) || posts.Load() != 1 || e.calls.Load() != 0 {
 		t.Fatalf("error = %v after %d posts, %d requests elsewhere; want ErrRedirect after 1, none elsewhere", err, posts.Load(), e.calls.Load())
 	}

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"recon/extract/raw"
 )
 
 // Report is a report record of the reporting service.
@@ -35,14 +37,14 @@ type Report struct {
 // up to one second short of midnight (23:59:59 or 23:59:59.999) still
 // covers its day, and a month-to-date EndDate of 00:00 today covers up to
 // yesterday.
-func (r Report) Days() (Window, error) {
+func (r Report) Days() (raw.Window, error) {
 	from := day(r.StartDate)
 	if from.Before(r.StartDate.UTC()) {
 		from = from.AddDate(0, 0, 1)
 	}
-	w := Window{From: from, To: day(r.EndDate.Add(time.Second)).AddDate(0, 0, -1)}
+	w := raw.Window{From: from, To: day(r.EndDate.Add(time.Second)).AddDate(0, 0, -1)}
 	if w.To.Before(w.From) {
-		return Window{}, fmt.Errorf("report %s: %s..%s covers no whole day", r.ID,
+		return raw.Window{}, fmt.Errorf("report %s: %s..%s covers no whole day", r.ID,
 			r.StartDate.UTC().Format(TimeFormat), r.EndDate.UTC().Format(TimeFormat))
 	}
 	return w, nil
@@ -55,7 +57,7 @@ const maxPollInterval = 30 * time.Second
 // MaxReportDays). When the POST fails so that the report may have been made
 // (a reset connection, a 502 or 504), it looks for that report (findCreated)
 // and returns it instead of asking again.
-func (c *Client) CreateReport(ctx context.Context, reportType, format string, w Window) (Report, error) {
+func (c *Client) CreateReport(ctx context.Context, reportType, format string, w raw.Window) (Report, error) {
 	op := fmt.Sprintf("create report %s %s", reportType, w)
 	if d := w.Days(); d < 1 || d > MaxReportDays {
 		return Report{}, fmt.Errorf("%s: %d days, want 1..%d", op, d, MaxReportDays)
@@ -182,7 +184,7 @@ func (c *Client) WaitReport(ctx context.Context, id string) (Report, error) {
 		}
 		traceOf(ctx).polled(id, r.Status)
 		switch r.Status {
-		case StatusReady, StatusEmpty, StatusFailed:
+		case raw.StatusReady, raw.StatusEmpty, raw.StatusFailed:
 			return r, nil
 		case StatusPending:
 		default:
@@ -197,16 +199,16 @@ func (c *Client) WaitReport(ctx context.Context, id string) (Report, error) {
 // through a temporary file, hashing it on the way. It follows r.DownloadLink
 // (without the token unless it is a service host), else the download path.
 // A 204 answer gives a RawFile with Status EMPTY and no file.
-func (c *Client) DownloadReport(ctx context.Context, r Report, dir string, source string) (RawFile, error) {
+func (c *Client) DownloadReport(ctx context.Context, r Report, dir string, source string) (raw.File, error) {
 	op := "download report " + r.ID
 	format := strings.ToUpper(r.Format)
-	ext, ok := map[string]string{FormatCSV: ".csv", FormatJSON: ".json"}[format]
+	ext, ok := map[string]string{raw.FormatCSV: ".csv", raw.FormatJSON: ".json"}[format]
 	if !ok {
-		return RawFile{}, fmt.Errorf("%s: unknown format %q", op, r.Format)
+		return raw.File{}, fmt.Errorf("%s: unknown format %q", op, r.Format)
 	}
 	w, err := r.Days()
 	if err != nil {
-		return RawFile{}, fmt.Errorf("%s: %w", op, err)
+		return raw.File{}, fmt.Errorf("%s: %w", op, err)
 	}
 	link := r.DownloadLink
 	if link == "" {
@@ -214,25 +216,25 @@ func (c *Client) DownloadReport(ctx context.Context, r Report, dir string, sourc
 	}
 	u, err := c.reporting.Parse(link) // a relative link is relative to the reporting service
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return RawFile{}, fmt.Errorf("%s: bad download link", op)
+		return raw.File{}, fmt.Errorf("%s: bad download link", op)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return RawFile{}, fmt.Errorf("%s: %w", op, err)
+		return raw.File{}, fmt.Errorf("%s: %w", op, err)
 	}
 	rel := path.Join("reports", safeName(r.Type), safeName(r.ID)+ext)
 	run := c.runOf(ctx)
 	if err := run.claim(rel, r.ID); err != nil {
-		return RawFile{}, fmt.Errorf("%s: %w", op, err)
+		return raw.File{}, fmt.Errorf("%s: %w", op, err)
 	}
 	name := filepath.Join(dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return RawFile{}, fmt.Errorf("%s: %w", op, err)
+		return raw.File{}, fmt.Errorf("%s: %w", op, err)
 	}
-	f := RawFile{Source: source, Format: format, Window: w, ReportID: r.ID, Request: "GET " + c.redact(u)}
+	f := raw.File{Source: source, Format: format, Window: w, ReportID: r.ID, Request: "GET " + c.redact(u)}
 	err = c.do(ctx, op, req, c.download(), func(resp *http.Response) error {
 		if resp.StatusCode == http.StatusNoContent {
-			f.Status = StatusEmpty
+			f.Status = raw.StatusEmpty
 			return nil
 		}
 		body := &budgetReader{r: traceOf(ctx).reader(resp.Body), b: run.budget}
@@ -240,11 +242,11 @@ func (c *Client) DownloadReport(ctx context.Context, r Report, dir string, sourc
 		if err != nil {
 			run.budget.give(body.booked) // the temporary file is gone
 		}
-		f.Status, f.Path, f.SHA256, f.Size = StatusReady, rel, sum, n
+		f.Status, f.Path, f.SHA256, f.Size = raw.StatusReady, rel, sum, n
 		return err
 	})
 	if err != nil {
-		return RawFile{}, err
+		return raw.File{}, err
 	}
 	return f, nil
 }
@@ -294,4 +296,10 @@ func safeName(s string) string {
 		return "_" + string(b)
 	}
 	return string(b)
+}
+
+// day is t's UTC day, at 00:00.
+func day(t time.Time) time.Time {
+	w, _ := raw.NewWindow(t, t) // a window of one instant is never empty
+	return w.From
 }

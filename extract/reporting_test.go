@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"recon/extract/raw"
 )
 
 func TestCreateReport(t *testing.T) {
@@ -25,8 +27,8 @@ func TestCreateReport(t *testing.T) {
 		writeJSON(w, 201, reportJSON("r1", StatusPending, ""))
 	})
 	c := newTestClient(t, mux)
-	w, _ := ParseWindow("2026-01-01", "2026-03-31")
-	r, err := c.CreateReport(t.Context(), ReportRecon, FormatJSON, w)
+	w, _ := raw.ParseWindow("2026-01-01", "2026-03-31")
+	r, err := c.CreateReport(t.Context(), raw.ReportRecon, raw.FormatJSON, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +42,8 @@ func TestCreateReport(t *testing.T) {
 	if r.ID != "r1" || r.Status != StatusPending || !r.StartDate.Equal(w.Start()) {
 		t.Errorf("report = %+v", r)
 	}
-	long, _ := ParseWindow("2026-01-01", "2026-04-01") // 91 days
-	if _, err := c.CreateReport(t.Context(), ReportRecon, FormatCSV, long); err == nil {
+	long, _ := raw.ParseWindow("2026-01-01", "2026-04-01") // 91 days
+	if _, err := c.CreateReport(t.Context(), raw.ReportRecon, raw.FormatCSV, long); err == nil {
 		t.Error("CreateReport accepted 91 days")
 	}
 }
@@ -55,10 +57,10 @@ func TestWaitReport(t *testing.T) {
 		wantWaits []time.Duration
 		wantErr   bool
 	}{
-		{"pending then ready", []string{StatusPending, StatusPending, StatusPending, StatusReady}, StatusReady, 4,
+		{"pending then ready", []string{StatusPending, StatusPending, StatusPending, raw.StatusReady}, raw.StatusReady, 4,
 			[]time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second, 30 * time.Second}, false},
-		{"empty", []string{StatusEmpty}, StatusEmpty, 1, []time.Duration{10 * time.Second}, false},
-		{"failed", []string{StatusPending, StatusFailed}, StatusFailed, 2, []time.Duration{10 * time.Second, 20 * time.Second}, false},
+		{"empty", []string{raw.StatusEmpty}, raw.StatusEmpty, 1, []time.Duration{10 * time.Second}, false},
+		{"failed", []string{StatusPending, raw.StatusFailed}, raw.StatusFailed, 2, []time.Duration{10 * time.Second, 20 * time.Second}, false},
 		{"unknown status", []string{"LOST"}, "", 1, []time.Duration{10 * time.Second}, true},
 	}
 	for _, tt := range tests {
@@ -100,23 +102,23 @@ func TestWaitReportTimeout(t *testing.T) {
 func TestDownloadReport(t *testing.T) {
 	const body = "end_to_end_id,network_payment_id\ne2e-1,p-1\ne2e-2,p-2\n"
 	sum := sha256.Sum256([]byte(body))
-	ready := RawFile{
-		Source: SourceRecon, Format: FormatCSV, Path: "reports/RECON/r1.csv", SHA256: hex.EncodeToString(sum[:]),
-		Size: int64(len(body)), Status: StatusReady, ReportID: "r1", Window: mustWindow(t, "2026-01-01", "2026-01-31"),
+	ready := raw.File{
+		Source: raw.SourceRecon, Format: raw.FormatCSV, Path: "reports/RECON/r1.csv", SHA256: hex.EncodeToString(sum[:]),
+		Size: int64(len(body)), Status: raw.StatusReady, ReportID: "r1", Window: mustWindow(t, "2026-01-01", "2026-01-31"),
 	}
 	empty := ready
-	empty.Path, empty.SHA256, empty.Size, empty.Status = "", "", 0, StatusEmpty
+	empty.Path, empty.SHA256, empty.Size, empty.Status = "", "", 0, raw.StatusEmpty
 	tests := []struct {
 		name      string
 		answers   []string // "full", "short" (half the declared body) or "204"; the last repeats
-		want      RawFile
+		want      raw.File
 		wantCalls int32
 		wantErr   error
 	}{
 		{"whole", []string{"full"}, ready, 1, nil},
 		{"204 is empty", []string{"204"}, empty, 1, nil},
 		{"truncated then whole", []string{"short", "full"}, ready, 2, nil},
-		{"always truncated", []string{"short"}, RawFile{}, 5, ErrTruncated},
+		{"always truncated", []string{"short"}, raw.File{}, 5, ErrTruncated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,9 +138,9 @@ func TestDownloadReport(t *testing.T) {
 			})
 			c := newTestClient(t, mux)
 			dir := t.TempDir()
-			rep := Report{ID: "r1", Type: ReportRecon, Format: "csv", Status: StatusReady,
+			rep := Report{ID: "r1", Type: raw.ReportRecon, Format: "csv", Status: raw.StatusReady,
 				StartDate: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), EndDate: time.Date(2026, 1, 31, 23, 59, 59, 999e6, time.UTC)}
-			got, err := c.DownloadReport(t.Context(), rep, dir, SourceRecon)
+			got, err := c.DownloadReport(t.Context(), rep, dir, raw.SourceRecon)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("error = %v, want %v", err, tt.wantErr)
 			}
@@ -173,9 +175,9 @@ func TestDownloadReport(t *testing.T) {
 	}
 }
 
-func mustWindow(t *testing.T, from, to string) Window {
+func mustWindow(t *testing.T, from, to string) raw.Window {
 	t.Helper()
-	w, err := ParseWindow(from, to)
+	w, err := raw.ParseWindow(from, to)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"recon/extract/raw"
 )
 
 // PaymentQuery selects server API payments by a time range.
@@ -20,32 +21,26 @@ type PaymentQuery struct {
 }
 
 // paymentQuery is the query of the payments whose range field falls on the days of w.
-func paymentQuery(field string, w Window) PaymentQuery {
+func paymentQuery(field string, w raw.Window) PaymentQuery {
 	return PaymentQuery{RangeField: field, After: w.Start().Add(-time.Millisecond), Before: w.End()}
 }
 
 // paymentPath names page p of the payments of w by field: payments/<from>_<to>_p<NNNN>.json
 // by executed_at, payments/modified_<from>_<to>_p<NNNN>.json by modified_at.
-func paymentPath(field string, w Window, page int) string {
+func paymentPath(field string, w raw.Window, page int) string {
 	prefix := ""
 	if field != PaymentExecutedAt {
 		prefix = strings.ToLower(strings.TrimSuffix(field, "_AT")) + "_"
 	}
-	return fmt.Sprintf("payments/%s%s_%s_p%04d.json", prefix, w.From.Format(DateLayout), w.To.Format(DateLayout), page)
-}
-
-// PaymentPages yields the raw pages of GET /payments for q, in page order,
-// after fetching them all. size is the explicit page size (1..MaxServerPage).
-func (c *Client) PaymentPages(ctx context.Context, q PaymentQuery, size int) iter.Seq2[[]byte, error] {
-	return c.pageSeq(ctx, c.paymentPager(q, size))
+	return fmt.Sprintf("payments/%s%s_%s_p%04d.json", prefix, w.From.Format(raw.DateLayout), w.To.Format(raw.DateLayout), page)
 }
 
 func (c *Client) paymentPager(q PaymentQuery, size int) pager {
 	p := pager{
 		op: fmt.Sprintf("payments by %s after %s before %s", q.RangeField, q.After.UTC().Format(TimeFormat),
 			q.Before.UTC().Format(TimeFormat)),
-		url:   func(page int) string { return c.paymentURL(q, page, size) },
-		parse: parseEnvelope("content"),
+		url: func(page int) string { return c.paymentURL(q, page, size) },
+		env: raw.Content,
 	}
 	if size < 1 || size > MaxServerPage {
 		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxServerPage)
@@ -70,24 +65,16 @@ func (c *Client) paymentURL(q PaymentQuery, page, size int) string {
 	return c.cfg.ServerURL + PathPayments + "?" + v.Encode()
 }
 
-// TransferPages yields the raw pages of GET /transfers, newest first, up to
-// and including the first page that reaches before since (the list has no
-// date filter), after fetching them all. size is the explicit page size
-// (1..MaxServerPage).
-func (c *Client) TransferPages(ctx context.Context, since time.Time, size int) iter.Seq2[[]byte, error] {
-	return c.pageSeq(ctx, c.transferPager(since, size))
-}
-
 func (c *Client) transferPager(since time.Time, size int) pager {
 	var prev time.Time
 	p := pager{
 		op:      "transfers since " + since.UTC().Format(TimeFormat),
 		url:     func(page int) string { return c.transferURL(page, size) },
-		parse:   parseEnvelope("content"),
+		env:     raw.Content,
 		growing: true,
 		size:    size,
-		done: func(p pageInfo) (bool, error) {
-			for _, item := range p.items {
+		done: func(p raw.Page) (bool, error) {
+			for _, item := range p.Items {
 				var t struct {
 					CreatedAt time.Time `json:"created_at"`
 				}
@@ -117,14 +104,8 @@ func (c *Client) transferURL(page, size int) string {
 	return c.cfg.ServerURL + PathTransfers + "?" + v.Encode()
 }
 
-// FeePages yields the raw pages of the fee configuration, in page order,
-// after fetching them all. size is the explicit page size (1..MaxServerPage).
-func (c *Client) FeePages(ctx context.Context, size int) iter.Seq2[[]byte, error] {
-	return c.pageSeq(ctx, c.feePager(size))
-}
-
 func (c *Client) feePager(size int) pager {
-	p := pager{op: "fees", url: func(page int) string { return c.feeURL(page, size) }, parse: parseEnvelope("content")}
+	p := pager{op: "fees", url: func(page int) string { return c.feeURL(page, size) }, env: raw.Content}
 	if size < 1 || size > MaxServerPage {
 		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxServerPage)
 	}

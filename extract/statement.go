@@ -1,28 +1,18 @@
 package extract
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"iter"
 	"net/url"
 	"strconv"
+
+	"recon/extract/raw"
 )
 
-// StatementPages yields the raw bodies of every page of an account's
-// statement over w, in page order. It fetches all pages before yielding any
-// (paging over a changing list can skip entries) and checks that the pages
-// hold exactly total_elements entries. size is the explicit page size (1..MaxStatementPage).
-func (c *Client) StatementPages(ctx context.Context, account string, w Window, size int) iter.Seq2[[]byte, error] {
-	return c.pageSeq(ctx, c.statementPager(account, w, size))
-}
-
-func (c *Client) statementPager(account string, w Window, size int) pager {
+func (c *Client) statementPager(account string, w raw.Window, size int) pager {
 	p := pager{
-		op:    fmt.Sprintf("statement %s %s", account, w),
-		url:   func(page int) string { return c.statementURL(account, w, page, size) },
-		parse: parseStatementPage,
+		op:  fmt.Sprintf("statement %s %s", account, w),
+		url: func(page int) string { return c.statementURL(account, w, page, size) },
+		env: raw.Transactions,
 	}
 	if size < 1 || size > MaxStatementPage {
 		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxStatementPage)
@@ -30,7 +20,7 @@ func (c *Client) statementPager(account string, w Window, size int) pager {
 	return p
 }
 
-func (c *Client) statementURL(account string, w Window, page, size int) string {
+func (c *Client) statementURL(account string, w raw.Window, page, size int) string {
 	q := url.Values{
 		"start-date": {w.Start().Format(TimeFormat)},
 		"end-date":   {w.End().Format(TimeFormat)}, // exclusive
@@ -38,24 +28,4 @@ func (c *Client) statementURL(account string, w Window, page, size int) string {
 		"size":       {strconv.Itoa(size)},
 	}
 	return c.cfg.ServerURL + PathStatement + url.PathEscape(account) + "?" + q.Encode()
-}
-
-// parseStatementPage reads a statement's envelope: transactions{content, last, number, total_elements}.
-func parseStatementPage(body []byte) (pageInfo, error) {
-	var env struct {
-		Transactions *struct {
-			Content       *[]json.RawMessage `json:"content"`
-			Last          *bool              `json:"last"`
-			Number        *int               `json:"number"`
-			TotalElements *int64             `json:"total_elements"`
-		} `json:"transactions"`
-	}
-	if err := decodeJSON(body, &env); err != nil {
-		return pageInfo{}, fmt.Errorf("decode page: %w", err)
-	}
-	t := env.Transactions
-	if t == nil || t.Content == nil || t.Last == nil || t.Number == nil || t.TotalElements == nil {
-		return pageInfo{}, errors.New("page envelope lacks transactions.content, last, number or total_elements")
-	}
-	return pageInfo{count: len(*t.Content), number: *t.Number, last: *t.Last, total: *t.TotalElements, items: *t.Content}, nil
 }

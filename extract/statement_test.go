@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"recon/extract/raw"
 )
 
 // statementBody is a statement page holding entries ids[from:to] of all.
@@ -50,14 +54,16 @@ func TestStatementPages(t *testing.T) {
 		fmt.Fprint(w, statementBody(all, page, 2, len(all)))
 	})
 	c := newTestClient(t, mux)
+	dir := t.TempDir()
+	files, err := saveStatement(t, c, dir, "ops@rn.us.ny")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
-	var callsAtFirstYield int32
-	for body, err := range c.StatementPages(t.Context(), "ops@rn.us.ny", mustWindow(t, "2026-01-01", "2026-01-31"), 2) {
+	for _, f := range files {
+		body, err := os.ReadFile(filepath.Join(dir, f.Path))
 		if err != nil {
 			t.Fatal(err)
-		}
-		if got == nil {
-			callsAtFirstYield = calls.Load()
 		}
 		var p struct {
 			Transactions struct {
@@ -76,9 +82,18 @@ func TestStatementPages(t *testing.T) {
 	if diff := cmp.Diff(all, got); diff != "" {
 		t.Errorf("entries (-want +got):\n%s", diff)
 	}
-	if callsAtFirstYield != 3 {
-		t.Errorf("requests before the first page was yielded = %d, want all 3", callsAtFirstYield)
+	if n := calls.Load(); n != 3 || len(files) != 3 {
+		t.Errorf("%d requests gave %d files, want 3 pages", n, len(files))
 	}
+}
+
+// saveStatement pages the statement of account over January 2026 by 2 as
+// Extract does (savePages), into dir.
+func saveStatement(t *testing.T, c *Client, dir, account string) ([]raw.File, error) {
+	w := mustWindow(t, "2026-01-01", "2026-01-31")
+	return c.savePages(t.Context(), dir, c.statementPager(account, w, 2), func(page int) raw.File {
+		return raw.File{Source: raw.SourceStatement, Window: w, Account: account, Page: page, Path: fmt.Sprintf("p%04d.json", page)}
+	})
 }
 
 func TestStatementPagesChecksEnvelope(t *testing.T) {
@@ -105,15 +120,12 @@ func TestStatementPagesChecksEnvelope(t *testing.T) {
 				fmt.Fprint(w, tt.pages[min(page, len(tt.pages)-1)])
 			})
 			c := newTestClient(t, mux)
-			n := 0
-			for _, err := range c.StatementPages(t.Context(), "ops@rn", mustWindow(t, "2026-01-01", "2026-01-31"), 2) {
-				n++
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Errorf("error = %v, want one containing %q", err, tt.wantErr)
-				}
+			files, err := saveStatement(t, c, t.TempDir(), "ops@rn")
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error = %v, want one containing %q", err, tt.wantErr)
 			}
-			if n != 1 {
-				t.Errorf("yielded %d times, want only the error", n)
+			if files != nil {
+				t.Errorf("gave %d files, want only the error", len(files))
 			}
 		})
 	}

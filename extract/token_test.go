@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"recon/extract/raw"
 )
 
 // reportsMux serves the token endpoint and GET /v1/reports/{id} (a READY report), counting calls.
@@ -26,7 +28,7 @@ func reportsMux(ts *tokenServer, calls *atomic.Int32, auth *atomic.Value) *http.
 		if auth != nil {
 			auth.Store(r.Header.Get("Authorization"))
 		}
-		writeJSON(w, 200, reportJSON(r.PathValue("id"), StatusReady, ""))
+		writeJSON(w, 200, reportJSON(r.PathValue("id"), raw.StatusReady, ""))
 	})
 	return mux
 }
@@ -127,7 +129,7 @@ func TestUnauthorizedRefreshesOnceAndRetriesOnce(t *testing.T) {
 			mux.HandleFunc("POST /v1/reports", func(w http.ResponseWriter, r *http.Request) {
 				calls.Add(1)
 				var body map[string]string
-				if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body["reportType"] != ReportRecon {
+				if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body["reportType"] != raw.ReportRecon {
 					t.Errorf("replayed body not intact: %v %v", body, err)
 				}
 				if tt.rejected(bearer(r)) {
@@ -137,8 +139,8 @@ func TestUnauthorizedRefreshesOnceAndRetriesOnce(t *testing.T) {
 				writeJSON(w, 201, reportJSON("r1", StatusPending, ""))
 			})
 			c := newTestClient(t, mux)
-			w, _ := ParseWindow("2026-01-01", "2026-01-31")
-			_, err := c.CreateReport(t.Context(), ReportRecon, FormatCSV, w)
+			w, _ := raw.ParseWindow("2026-01-01", "2026-01-31")
+			_, err := c.CreateReport(t.Context(), raw.ReportRecon, raw.FormatCSV, w)
 			checkStatus(t, err, tt.wantErr)
 			if got := ts.n.Load(); got != tt.wantTokens {
 				t.Errorf("token requests = %d, want %d", got, tt.wantTokens)
@@ -218,7 +220,7 @@ func TestTokenOnlyForServiceHosts(t *testing.T) {
 	mux.Handle("POST /v2/oauth/token", &tokenServer{})
 	mux.HandleFunc("GET /v1/reports/{id}", func(w http.ResponseWriter, r *http.Request) {
 		reportAuth.Store(r.Header.Get("Authorization"))
-		writeJSON(w, 200, reportJSON("r1", StatusReady, link))
+		writeJSON(w, 200, reportJSON("r1", raw.StatusReady, link))
 	})
 	c := newTestClient(t, mux)
 	r, err := c.GetReport(t.Context(), "r1")
@@ -226,7 +228,7 @@ func TestTokenOnlyForServiceHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	f, err := c.DownloadReport(t.Context(), r, dir, SourceRecon)
+	f, err := c.DownloadReport(t.Context(), r, dir, raw.SourceRecon)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,13 +60,18 @@ func RunPrefix(runID string, started time.Time) string {
 	return fmt.Sprintf("run_date=%s/run_id=%s/", started.UTC().Format("2006-01-02"), runID)
 }
 
+// Rows are the data rows of files of a run folder (docs/archive.md), by
+// path in the folder, that the caller counted as it read them (the loader:
+// the raw files); nil for a file that has none. Upload counts the other files.
+type Rows map[string]*int64
+
 // Archive uploads every file under dir (the run's reports and inputs) to the
 // run's folder in store, then manifest.json: Upload, then Commit. Files
 // already in the store with the same sha256 are not sent again, so archiving
 // a run twice, or again after a failure, is safe; the manifest is only
 // written once every file is there.
-func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifest, error) {
-	m, err := Upload(ctx, store, run, dir)
+func Archive(ctx context.Context, store Store, run RunInfo, dir string, rows Rows) (Manifest, error) {
+	m, err := Upload(ctx, store, run, dir, rows)
 	if err != nil {
 		return m, err
 	}
@@ -76,8 +81,8 @@ func Archive(ctx context.Context, store Store, run RunInfo, dir string) (Manifes
 // Upload sends every file under dir to the run's folder in store and returns
 // the run's manifest, unwritten: until Commit writes it, the folder is not a
 // run. A run publishes its database between the two, so an archived run is
-// always a published one.
-func Upload(ctx context.Context, store Store, run RunInfo, dir string) (Manifest, error) {
+// always a published one. rows gives the data rows of the files it holds.
+func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows) (Manifest, error) {
 	m := Manifest{Run: run.normalised()}
 	var rels []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -96,7 +101,7 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string) (Manifest
 	if err != nil {
 		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
-	// Hashing and counting rows is CPU work: one file per core at a time.
+	// Hashing (and counting the rows of the files rows lacks) is CPU work: one file per core at a time.
 	m.Files = make([]File, len(rels))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
@@ -109,7 +114,9 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string) (Manifest
 			if err != nil {
 				return err
 			}
-			if f.Rows, err = countRows(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+			if n, ok := rows[rel]; ok {
+				f.Rows = n
+			} else if f.Rows, err = countRows(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
 				return fmt.Errorf("count rows of %s: %w", rel, err)
 			}
 			m.Files[i] = f

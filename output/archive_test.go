@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 )
 
@@ -42,7 +42,7 @@ func runFolder(t *testing.T) (string, output.RunInfo) {
 			t.Fatal(err)
 		}
 	}
-	w, _ := extract.ParseWindow("2026-10-01", "2026-10-02")
+	w, _ := raw.ParseWindow("2026-10-01", "2026-10-02")
 	at := time.Date(2026, 10, 3, 6, 0, 0, 0, time.UTC)
 	return dir, output.RunInfo{ID: "r-20261003T060000Z", Window: w, AsOf: at, StartedAt: at, Verdict: output.Complete}
 }
@@ -77,10 +77,18 @@ func newRecorder(t *testing.T) *recorder {
 	return &recorder{Store: st}
 }
 
+// loaderRows are the rows the loader counted in the raw files of runFolder:
+// the manifest takes them, and counts the other files itself.
+func loaderRows() output.Rows {
+	two, one := int64(2), int64(1)
+	return output.Rows{"inputs/statements/acct@x/2026-10-01_p0000.json": &two,
+		"inputs/payments/2026-10-01_2026-10-02_p0000.json": &one, "inputs/liquidations/l1.json": nil}
+}
+
 func TestArchiveWritesManifestLast(t *testing.T) {
 	dir, run := runFolder(t)
 	st := newRecorder(t)
-	m, err := output.Archive(t.Context(), st, run, dir)
+	m, err := output.Archive(t.Context(), st, run, dir, loaderRows())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +132,7 @@ func TestArchiveLinksIntoAFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := output.Archive(t.Context(), st, run, dir)
+	m, err := output.Archive(t.Context(), st, run, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +153,7 @@ func TestArchiveLinksIntoAFolder(t *testing.T) {
 	if err := output.Fetch(t.Context(), st, prefix, m, t.TempDir()); err != nil {
 		t.Errorf("archived files differ from the manifest: %v", err)
 	}
-	if again, err := output.Archive(t.Context(), st, run, dir); err != nil || len(again.Files) != len(m.Files) {
+	if again, err := output.Archive(t.Context(), st, run, dir, nil); err != nil || len(again.Files) != len(m.Files) {
 		t.Errorf("archive again: %v", err)
 	}
 }
@@ -156,7 +164,7 @@ func TestArchiveFailureLeavesNoManifest(t *testing.T) {
 	dir, run := runFolder(t)
 	st := newRecorder(t)
 	st.failOn = "inputs/reports/PAYMENT_OPS/r1.json"
-	if _, err := output.Archive(t.Context(), st, run, dir); err == nil || !strings.Contains(err.Error(), "connection refused") {
+	if _, err := output.Archive(t.Context(), st, run, dir, nil); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("Archive error = %v, want the upload failure", err)
 	}
 	if _, _, err := output.FindRun(t.Context(), st, run.ID); err == nil {
@@ -164,7 +172,7 @@ func TestArchiveFailureLeavesNoManifest(t *testing.T) {
 	}
 	sent := len(st.puts)
 	st.failOn, st.puts = "", nil
-	m, err := output.Archive(t.Context(), st, run, dir)
+	m, err := output.Archive(t.Context(), st, run, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,12 +184,12 @@ func TestArchiveFailureLeavesNoManifest(t *testing.T) {
 	}
 	// Once archived, archiving again changes nothing.
 	st.puts = nil
-	if _, err := output.Archive(t.Context(), st, run, dir); err != nil || len(st.puts) != 0 {
+	if _, err := output.Archive(t.Context(), st, run, dir, nil); err != nil || len(st.puts) != 0 {
 		t.Fatalf("third archive: %v, sent %v", err, st.puts)
 	}
 	// And an archived run is never overwritten by other content.
 	os.WriteFile(filepath.Join(dir, "breaks.csv"), []byte("changed\r\n"), 0o644)
-	if _, err := output.Archive(t.Context(), st, run, dir); err == nil || !strings.Contains(err.Error(), "never overwritten") {
+	if _, err := output.Archive(t.Context(), st, run, dir, nil); err == nil || !strings.Contains(err.Error(), "never overwritten") {
 		t.Fatalf("archive of changed content: %v", err)
 	}
 }
@@ -190,7 +198,7 @@ func TestFetchChecksEveryFile(t *testing.T) {
 	dir, run := runFolder(t)
 	root := t.TempDir()
 	st, _ := output.NewDirStore(root)
-	if _, err := output.Archive(t.Context(), st, run, dir); err != nil {
+	if _, err := output.Archive(t.Context(), st, run, dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	prefix, m, err := output.FindRun(t.Context(), st, run.ID)

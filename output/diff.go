@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // RunDiff is the difference between the breaks two archived runs reported,
 // over the days both windows cover.
 type RunDiff struct {
 	A, B    Manifest
-	Overlap extract.Window
+	Overlap raw.Window
 	Columns []string
 	Rows    [][]string // ordered by change (new, resolved, changed), rule, break id
 	Counts  map[string]int64
@@ -71,7 +71,7 @@ func Diff(ctx context.Context, db *sql.DB, store Store, runA, runB, dir string) 
 		}
 	}
 	wa, wb := d.A.Run.Window, d.B.Run.Window
-	d.Overlap = extract.Window{From: wa.From, To: wa.To}
+	d.Overlap = raw.Window{From: wa.From, To: wa.To}
 	if wb.From.After(d.Overlap.From) {
 		d.Overlap.From = wb.From
 	}

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 //go:embed summary.html.tmpl
@@ -108,7 +108,7 @@ func writeHTML(ctx context.Context, conn *sql.Conn, s Summary, path string) erro
 			workflow_status, coalesce(last_reason, ''), coalesce(last_by, ''), date_diff('day', event_date, CAST($as_of AS DATE))
 		FROM run_breaks WHERE status <> 'resolved' AND `+openWorkflow+`
 		ORDER BY workflow_status <> 'open', severity, event_date, rule_id, break_id LIMIT 25`,
-		[]any{sql.Named("as_of", s.Run.AsOf.UTC().Format(extract.DateLayout))}, func(rows *sql.Rows) error {
+		[]any{sql.Named("as_of", s.Run.AsOf.UTC().Format(raw.DateLayout))}, func(rows *sql.Rows) error {
 			var b openBreak
 			var diff sql.NullString
 			if err := rows.Scan(&b.Severity, &b.Rule, &b.EventDate, &b.Payment, &b.Account, &b.Currency, &diff,
@@ -153,7 +153,7 @@ func readTrend(ctx context.Context, conn *sql.Conn, s Summary) ([]TrendPoint, er
 		return nil, err
 	}
 	slices.Reverse(out)
-	cur := TrendPoint{RunID: s.Run.ID, Day: s.Run.AsOf.UTC().Format(extract.DateLayout), Open: s.Breaks.Open}
+	cur := TrendPoint{RunID: s.Run.ID, Day: s.Run.AsOf.UTC().Format(raw.DateLayout), Open: s.Breaks.Open}
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE first_seen_run = $run_id),
 			count(*) FILTER (WHERE resolved_run = $run_id) FROM breaks`,
 		sql.Named("run_id", s.Run.ID)).Scan(&cur.New, &cur.Resolved); err != nil {

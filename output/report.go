@@ -17,7 +17,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // RunInfo describes the run whose reports are written: everything replay
@@ -25,7 +25,7 @@ import (
 // parameters), and the run's metadata.
 type RunInfo struct {
 	ID          string            `json:"run_id"`
-	Window      extract.Window    `json:"window"`
+	Window      raw.Window        `json:"window"`
 	AsOf        time.Time         `json:"as_of"`
 	StartedAt   time.Time         `json:"started_at"`
 	Verdict     string            `json:"verdict"` // complete or incomplete
@@ -336,7 +336,7 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 		s.Ageing = append(s.Ageing, bk)
 	}
 	err = query(ctx, conn, `SELECT date_diff('day', event_date, CAST($as_of AS DATE)) AS days, count(*)
-		FROM run_breaks WHERE status <> 'resolved' AND `+openWorkflow+` GROUP BY ALL`, []any{sql.Named("as_of", run.AsOf.UTC().Format(extract.DateLayout))},
+		FROM run_breaks WHERE status <> 'resolved' AND `+openWorkflow+` GROUP BY ALL`, []any{sql.Named("as_of", run.AsOf.UTC().Format(raw.DateLayout))},
 		func(rows *sql.Rows) error {
 			var days int
 			var n int64

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	reconsql "recon/sql"
 )
@@ -62,7 +62,7 @@ func TestBreaksCSVNeutralisesFormulas(t *testing.T) {
 	if err := output.SaveInputs(t.Context(), db, dir, nil); err != nil {
 		t.Fatal(err)
 	}
-	w, _ := extract.ParseWindow("2026-10-01", "2026-10-01")
+	w, _ := raw.ParseWindow("2026-10-01", "2026-10-01")
 	asOf := time.Date(2026, 10, 3, 6, 0, 0, 0, time.UTC)
 	run := output.RunInfo{ID: "r-1", Window: w, AsOf: asOf, StartedAt: asOf, Verdict: output.Complete,
 		Rules: []output.RuleRef{{ID: "ops_missing_in_recon", Severity: "P2"}}}

@@ -12,10 +12,10 @@ import (
 	gojson "github.com/goccy/go-json"
 )
 
-// countRows returns the data rows a file holds: CSV records after the
-// header, Parquet rows, elements of a JSON array or of a page envelope's
-// item list (content, transactions.content, results). Other files, and CSV
-// files too malformed to count, have no row count (nil).
+// countRows returns the data rows of a file the run wrote (the raw files'
+// come from the loader: Rows): CSV records after the header, Parquet rows,
+// elements of a JSON array (index.json). Other files, and CSV files too
+// malformed to count, have no row count (nil).
 func countRows(path string) (*int64, error) {
 	var n int64
 	var err error
@@ -79,10 +79,8 @@ func parquetRows(path string) (int64, error) {
 	return r.NumRows(), nil
 }
 
-// jsonRows counts a top-level array's elements as it streams, or the items
-// of a page envelope; ok is false for any other JSON document. It decodes
-// with goccy/go-json, which needs a fraction of encoding/json's CPU on the
-// many large pages of a run.
+// jsonRows counts a top-level array's elements as it streams; ok is false
+// for any other JSON document.
 func jsonRows(path string) (n int64, ok bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -94,45 +92,15 @@ func jsonRows(path string) (n int64, ok bool, err error) {
 	if err != nil {
 		return 0, false, nil // empty or not JSON: not a table
 	}
-	switch tok {
-	case gojson.Delim('['):
-		for dec.More() {
-			var skip gojson.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return 0, false, nil
-			}
-			n++
-		}
-		return n, true, nil
-	case gojson.Delim('{'):
-		// Items are objects: decoded into struct{}, they are skipped, not copied.
-		var page struct {
-			Content      []struct{} `json:"content"`
-			Results      []struct{} `json:"results"`
-			Transactions *struct {
-				Content []struct{} `json:"content"`
-			} `json:"transactions"`
-		}
-		// Re-read from the start: pages are small.
-		st, err := f.Stat()
-		if err != nil {
-			return 0, false, err
-		}
-		body := make([]byte, st.Size())
-		if _, err := f.ReadAt(body, 0); err != nil && !errors.Is(err, io.EOF) {
-			return 0, false, err
-		}
-		if err := gojson.Unmarshal(body, &page); err != nil {
+	if tok != gojson.Delim('[') {
+		return 0, false, nil
+	}
+	for dec.More() {
+		var skip gojson.RawMessage
+		if err := dec.Decode(&skip); err != nil {
 			return 0, false, nil
 		}
-		switch {
-		case page.Content != nil:
-			return int64(len(page.Content)), true, nil
-		case page.Results != nil:
-			return int64(len(page.Results)), true, nil
-		case page.Transactions != nil && page.Transactions.Content != nil:
-			return int64(len(page.Transactions.Content)), true, nil
-		}
+		n++
 	}
-	return 0, false, nil
+	return n, true, nil
 }

@@ -219,14 +219,14 @@ func TestArchiveOutageRealServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := output.Archive(ctx, &stopper{Store: st, n: 3, stop: srv.Stop}, run, dir); err == nil {
+			if _, err := output.Archive(ctx, &stopper{Store: st, n: 3, stop: srv.Stop}, run, dir, nil); err == nil {
 				t.Fatal("archive succeeded with the server stopped")
 			}
 			srv.Start(t)
 			if _, _, err := output.FindRun(ctx, st, run.ID); !errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("manifest after the outage: %v", err)
 			}
-			m, err := output.Archive(ctx, st, run, dir)
+			m, err := output.Archive(ctx, st, run, dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,10 +7,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
+	"recon/extract/raw"
 	"recon/output"
+	"recon/transform"
 )
 
 // archiveStage names the upload stage; its errors, and so the reason a
@@ -71,8 +74,11 @@ func ArchiveRun(ctx context.Context, cfg Config, runID string) (*Archived, error
 	case err != nil:
 		return nil, err
 	default:
-		a.Manifest, err = output.Archive(ctx, store, s.Run, runDir)
+		rows, err := loadedRows(ctx, cfg.DB, runID)
 		if err != nil {
+			return nil, err
+		}
+		if a.Manifest, err = output.Archive(ctx, store, s.Run, runDir, rows); err != nil {
 			return nil, err
 		}
 		a.URL = store.URL() + "/" + output.RunPrefix(s.Run.ID, s.Run.StartedAt)
@@ -84,6 +90,50 @@ func ArchiveRun(ctx context.Context, cfg Config, runID string) (*Archived, error
 		log.Warn("could not remove the run folder", "dir", runDir, "err", err)
 	}
 	return &a, nil
+}
+
+// inputRows are the data rows of the run's raw files for its manifest, as
+// the loader counted them.
+func inputRows(loaded transform.Stats) output.Rows {
+	rows := output.Rows{}
+	for _, f := range loaded.Files {
+		if f.File.Path == "" {
+			continue
+		}
+		var n *int64
+		if c, ok := f.Records(); ok {
+			n = &c
+		}
+		rows[path.Join(output.InputsDir, f.File.Path)] = n
+	}
+	return rows
+}
+
+// loadedRows are inputRows of a published run, from its rows of source_files.
+func loadedRows(ctx context.Context, db, runID string) (output.Rows, error) {
+	conn, err := OpenPublished(db)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	q, err := conn.QueryContext(ctx, `SELECT source, source_file, rows_loaded, rows_quarantined FROM source_files
+		WHERE run_id = ? AND source_file <> ''`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read the files run %s loaded: %w", runID, err)
+	}
+	defer q.Close()
+	var loaded transform.Stats
+	for q.Next() {
+		f := transform.FileStats{File: &raw.File{}}
+		if err := q.Scan(&f.File.Source, &f.File.Path, &f.Rows, &f.Quarantined); err != nil {
+			return nil, fmt.Errorf("read the files run %s loaded: %w", runID, err)
+		}
+		loaded.Files = append(loaded.Files, f)
+	}
+	if err := q.Err(); err != nil {
+		return nil, fmt.Errorf("read the files run %s loaded: %w", runID, err)
+	}
+	return inputRows(loaded), nil
 }
 
 // inLedger checks that the published DuckDB file knows the run.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	"recon/pipeline"
 )
@@ -36,7 +36,7 @@ func benchRun(b *testing.B, perDay int) {
 	start := time.Now()
 	e.cfg.Now = func() time.Time { return now.Add(time.Since(start)) } // stage times are real
 	e.cfg.Extract.PollInterval = time.Millisecond
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 6))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 6))
 	b.StartTimer()
 	res, err := pipeline.Run(context.Background(), e.cfg, w)
 	b.StopTimer()

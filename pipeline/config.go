@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/rules"
 )
@@ -116,7 +117,7 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.S3.Validate())
-	if f := strings.ToUpper(c.Format); f != extract.FormatCSV && f != extract.FormatJSON {
+	if f := strings.ToUpper(c.Format); f != raw.FormatCSV && f != raw.FormatJSON {
 		errs = append(errs, fmt.Errorf("report format %q is not CSV or JSON", c.Format))
 	}
 	switch m := strings.ToLower(c.ReportMode); {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/rules"
 )
 
@@ -15,19 +15,19 @@ import (
 // (once, however many of its lists failed); a READY or EMPTY report, and
 // statements, do not.
 func TestGaps(t *testing.T) {
-	w1 := extract.Window{From: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)}
-	w2 := extract.Window{From: w1.To.AddDate(0, 0, 1), To: w1.To.AddDate(0, 0, 5)}
-	files := []extract.RawFile{
-		{Source: extract.SourcePaymentOps, Status: extract.StatusReady, Window: w1},
-		{Source: extract.SourceRecon, Status: extract.StatusFailed, Window: w1},
-		{Source: extract.SourceRecon, Status: extract.StatusEmpty, Window: w2},
-		{Source: extract.SourceFailureConversion, Status: extract.StatusFailed, Window: w2},
-		{Source: extract.SourceStatement, Status: extract.StatusReady, Window: w1, Account: "a@b"},
-		{Source: extract.SourceLiquidation, Status: extract.StatusFailed, Window: w2},
-		{Source: extract.SourcePayment, Status: extract.StatusReady, Window: w2, Path: "payments/x_p0000.json"},
-		{Source: extract.SourcePayment, Status: extract.StatusFailed, Window: w2},
-		{Source: extract.SourcePayment, Status: extract.StatusFailed, Window: w2},
-		{Source: extract.SourceBalance, Status: extract.StatusFailed, Window: w1},
+	w1 := raw.Window{From: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)}
+	w2 := raw.Window{From: w1.To.AddDate(0, 0, 1), To: w1.To.AddDate(0, 0, 5)}
+	files := []raw.File{
+		{Source: raw.SourcePaymentOps, Status: raw.StatusReady, Window: w1},
+		{Source: raw.SourceRecon, Status: raw.StatusFailed, Window: w1},
+		{Source: raw.SourceRecon, Status: raw.StatusEmpty, Window: w2},
+		{Source: raw.SourceFailureConversion, Status: raw.StatusFailed, Window: w2},
+		{Source: raw.SourceStatement, Status: raw.StatusReady, Window: w1, Account: "a@b"},
+		{Source: raw.SourceLiquidation, Status: raw.StatusFailed, Window: w2},
+		{Source: raw.SourcePayment, Status: raw.StatusReady, Window: w2, Path: "payments/x_p0000.json"},
+		{Source: raw.SourcePayment, Status: raw.StatusFailed, Window: w2},
+		{Source: raw.SourcePayment, Status: raw.StatusFailed, Window: w2},
+		{Source: raw.SourceBalance, Status: raw.StatusFailed, Window: w1},
 	}
 	want := []rules.Gap{{Table: "recon_transactions", Window: w1}, {Table: "failure_conversions", Window: w2},
 		{Table: "liquidations", Window: w2}, {Table: "liquidation_trades", Window: w2}, {Table: "trade_executions", Window: w2},

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	"recon/output"
 	"recon/pipeline"
@@ -29,7 +29,7 @@ import (
 //     resolved, none touched), and the one rule that reads only statements
 //     goes on.
 func TestFailedSourcesHoldTheirRules(t *testing.T) {
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 6))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 6))
 	down := []string{"GET /liquidations", "GET /v4/payments"}
 	first := newEnv(t, 7, sandbox.Faults{Down: down})
 	complete := newEnv(t, 7)

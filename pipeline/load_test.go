@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/pipeline"
 )
@@ -52,11 +53,11 @@ func TestRunOnArchivedInputs(t *testing.T) {
 	}
 
 	// One raw file changed after the fact.
-	files, err := extract.ReadIndex(inputs[0])
+	files, err := raw.ReadIndex(inputs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(files, func(f extract.RawFile) bool { return f.Source == extract.SourceRecon && f.Path != "" })
+	i := slices.IndexFunc(files, func(f raw.File) bool { return f.Source == raw.SourceRecon && f.Path != "" })
 	if i < 0 {
 		t.Fatal("no RECON file among the inputs")
 	}
@@ -79,7 +80,7 @@ func TestRunOnArchivedInputs(t *testing.T) {
 
 // inputFile is one raw file of a hand-made input folder (recon load --dir).
 type inputFile struct {
-	file extract.RawFile
+	file raw.File
 	body []byte
 }
 
@@ -92,15 +93,15 @@ func sampleReport(t *testing.T, source, name string, edit func(string) string) i
 		t.Fatal(err)
 	}
 	w := mustWindow(t, 0, 0)
-	return inputFile{extract.RawFile{Source: source, Format: extract.FormatCSV, Path: "reports/" + name, Window: w,
-		Status: extract.StatusReady, ReportID: "r-" + source, Request: "test"}, []byte(edit(string(b)))}
+	return inputFile{raw.File{Source: source, Format: raw.FormatCSV, Path: "reports/" + name, Window: w,
+		Status: raw.StatusReady, ReportID: "r-" + source, Request: "test"}, []byte(edit(string(b)))}
 }
 
 // writeInputs writes files and an index.json with their sizes and sha256.
 func writeInputs(t *testing.T, files ...inputFile) string {
 	t.Helper()
 	dir := t.TempDir()
-	var index []extract.RawFile
+	var index []raw.File
 	for _, f := range files {
 		f.file.Size, f.file.SHA256 = int64(len(f.body)), output.SHA256(f.body)
 		index = append(index, f.file)
@@ -128,7 +129,7 @@ func runInputs(t *testing.T, dir string) (*pipeline.Result, output.Summary, pipe
 	t.Helper()
 	work := t.TempDir()
 	cfg := pipeline.Config{DB: filepath.Join(work, "recon.duckdb"), ArchiveURL: filepath.Join(work, "archive"),
-		WorkDir: filepath.Join(work, "work"), InputDir: dir, Format: extract.FormatCSV, Version: "test",
+		WorkDir: filepath.Join(work, "work"), InputDir: dir, Format: raw.FormatCSV, Version: "test",
 		Accounts: []string{"acme_usd@rn.us.ny.acme", "acme_eur@rn.us.ny.acme"},
 		Now:      func() time.Time { return now }}
 	res, err := pipeline.Run(t.Context(), cfg, mustWindow(t, 0, 0))
@@ -164,8 +165,8 @@ func TestUnknownStateLoadsWithoutFalseBreaks(t *testing.T) {
 			return strings.Join(lines, "\n")
 		}
 	}
-	dir := writeInputs(t, sampleReport(t, extract.SourcePaymentOps, "payment_ops.csv", settle(opsSettled)),
-		sampleReport(t, extract.SourceRecon, "recon.csv", settle(reconSettled)))
+	dir := writeInputs(t, sampleReport(t, raw.SourcePaymentOps, "payment_ops.csv", settle(opsSettled)),
+		sampleReport(t, raw.SourceRecon, "recon.csv", settle(reconSettled)))
 	res, s, cfg := runInputs(t, dir)
 	if res.Verdict != output.Complete || res.Quarantined != 0 {
 		t.Errorf("verdict %s %q, %d rows quarantined; want complete and none", res.Verdict, res.Reasons, res.Quarantined)
@@ -199,11 +200,11 @@ func TestUnknownStateLoadsWithoutFalseBreaks(t *testing.T) {
 // stays complete, but a report that cannot be read at all (no header the
 // table knows) stops the run before anything is published: never complete.
 func TestUnreadableFileIsNotComplete(t *testing.T) {
-	bad := sampleReport(t, extract.SourceRecon, "recon.csv", func(string) string { return "\xff\xfe garbage\n1,2,3\n" })
-	dir := writeInputs(t, sampleReport(t, extract.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }), bad)
+	bad := sampleReport(t, raw.SourceRecon, "recon.csv", func(string) string { return "\xff\xfe garbage\n1,2,3\n" })
+	dir := writeInputs(t, sampleReport(t, raw.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }), bad)
 	work := t.TempDir()
 	cfg := pipeline.Config{DB: filepath.Join(work, "recon.duckdb"), ArchiveURL: filepath.Join(work, "archive"),
-		WorkDir: filepath.Join(work, "work"), InputDir: dir, Format: extract.FormatCSV, Version: "test",
+		WorkDir: filepath.Join(work, "work"), InputDir: dir, Format: raw.FormatCSV, Version: "test",
 		Accounts: []string{"acme_usd@rn.us.ny.acme"}, Now: func() time.Time { return now }}
 	res, err := pipeline.Run(t.Context(), cfg, mustWindow(t, 0, 0))
 	if err == nil && res.Verdict == output.Complete {
@@ -220,7 +221,7 @@ func TestUnreadableFileIsNotComplete(t *testing.T) {
 // report the payment missing from RECON.
 func TestQuarantinedRowIsABreak(t *testing.T) {
 	const id = "9133ef7a-1709-4867-911c-26182308324b"
-	recon := sampleReport(t, extract.SourceRecon, "recon.csv", func(text string) string {
+	recon := sampleReport(t, raw.SourceRecon, "recon.csv", func(text string) string {
 		lines := strings.Split(text, "\n")
 		for i, l := range lines {
 			if strings.Contains(l, id) {
@@ -229,7 +230,7 @@ func TestQuarantinedRowIsABreak(t *testing.T) {
 		}
 		return strings.Join(lines, "\n")
 	})
-	dir := writeInputs(t, sampleReport(t, extract.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }), recon)
+	dir := writeInputs(t, sampleReport(t, raw.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }), recon)
 	first, s, cfg := runInputs(t, dir)
 	if first.Verdict != output.Complete || first.Quarantined != 2 {
 		t.Fatalf("verdict %s %q, %d rows quarantined; want complete and the payment's 2 RECON rows", first.Verdict, first.Reasons, first.Quarantined)
@@ -253,8 +254,8 @@ func TestQuarantinedRowIsABreak(t *testing.T) {
 	}
 
 	// A later generation of the report (another sha256) loads the rows: the breaks resolve.
-	cfg.InputDir = writeInputs(t, sampleReport(t, extract.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }),
-		sampleReport(t, extract.SourceRecon, "recon.csv", func(s string) string { return s }))
+	cfg.InputDir = writeInputs(t, sampleReport(t, raw.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }),
+		sampleReport(t, raw.SourceRecon, "recon.csv", func(s string) string { return s }))
 	cfg.Now = func() time.Time { return now.Add(24 * time.Hour) }
 	res, err := pipeline.Run(t.Context(), cfg, mustWindow(t, 0, 0))
 	if err != nil || res.Verdict != output.Complete {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/pipeline"
 )
 
@@ -59,7 +59,7 @@ func TestRunFailsFastWhenLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Release()
-	w, _ := extract.NewWindow(day0, day0)
+	w, _ := raw.NewWindow(day0, day0)
 	_, err = pipeline.Run(context.Background(), e.cfg, w)
 	if !errors.Is(err, pipeline.ErrLocked) || !strings.Contains(err.Error(), "recon run (the first writer)") {
 		t.Fatalf("Run: %v, want the holder named", err)

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/pipeline"
 )
 
@@ -52,7 +52,7 @@ func labels(m *dto.Metric) string {
 func TestMetricsFile(t *testing.T) {
 	e := newEnv(t, 3)
 	e.cfg.MetricsFile = filepath.Join(t.TempDir(), "recon.prom")
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 2))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 2))
 	res := e.run(t, w)
 	m := metrics(t, e.cfg.MetricsFile)
 

@@ -8,20 +8,21 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/rules"
 )
 
 // Plan is what a run would do, worked out without any request or write.
 type Plan struct {
-	Reports    extract.Window // days reconciled
-	Statements extract.Window // days of statements pulled (one more, see StatementWindow)
+	Reports    raw.Window     // days reconciled
+	Statements raw.Window     // days of statements pulled (one more, see StatementWindow)
 	Calls      []extract.Call // the requests extraction begins with
 	Rules      []string       // rule ids, in the order they run
 }
 
 // PlanRun returns what Run(ctx, cfg, w) would do if it started now. It
 // prepares cfg (Prepare) unless it is, and calls nothing.
-func PlanRun(cfg Config, w extract.Window) (*Plan, error) {
+func PlanRun(cfg Config, w raw.Window) (*Plan, error) {
 	cfg, err := prepared(cfg)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/pipeline"
 )
 
@@ -48,7 +48,7 @@ func TestFailedRunFoldersArePruned(t *testing.T) {
 	e.cfg.Extract.AuthURL = auth.URL
 	var ids []string
 	for range 4 {
-		res, err := pipeline.Run(ctx, e.cfg, extract.Window{From: day0, To: day0})
+		res, err := pipeline.Run(ctx, e.cfg, raw.Window{From: day0, To: day0})
 		if err == nil {
 			t.Fatal("run with a refused client succeeded")
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/pipeline"
 )
@@ -37,14 +37,14 @@ func runIDOf(r slog.Record) string {
 // The archive then holds no run: no manifest, nothing replay or diff finds.
 func TestPublishFailsAfterUpload(t *testing.T) {
 	e := newEnv(t, 2)
-	e.run(t, extract.Window{From: day0, To: day0})
+	e.run(t, raw.Window{From: day0, To: day0})
 	before := stateOf(t, e.cfg.DB)
 	e.cfg.Logger = slog.New(newHook(uploaded, func(slog.Record) {
 		if err := os.WriteFile(e.cfg.DB+".wal", []byte("an analyst's writes"), 0o644); err != nil {
 			t.Error(err)
 		}
 	}))
-	res, err := pipeline.Run(context.Background(), e.cfg, extract.Window{From: day0, To: day0.AddDate(0, 0, 1)})
+	res, err := pipeline.Run(context.Background(), e.cfg, raw.Window{From: day0, To: day0.AddDate(0, 0, 1)})
 	if err == nil || !strings.Contains(err.Error(), ".wal exists") {
 		t.Fatalf("run whose publish is refused: %v", err)
 	}
@@ -83,7 +83,7 @@ func TestManifestFailsAfterPublish(t *testing.T) {
 			t.Error(err)
 		}
 	}))
-	res := e.run(t, extract.Window{From: day0, To: day0.AddDate(0, 0, 1)})
+	res := e.run(t, raw.Window{From: day0, To: day0.AddDate(0, 0, 1)})
 	if res.Verdict != output.Incomplete || len(res.Reasons) != 1 || !strings.Contains(res.Reasons[0], "recon archive --run "+res.RunID) {
 		t.Fatalf("verdict %s %q, want incomplete with the archive command", res.Verdict, res.Reasons)
 	}

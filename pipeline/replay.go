@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/rules"
 	reconsql "recon/sql"
@@ -81,7 +81,7 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 		return r, fmt.Errorf("replay %s: %w", runID, err)
 	}
 	rawDir := filepath.Join(dir, output.InputsDir)
-	files, err := extract.ReadIndex(rawDir)
+	files, err := raw.ReadIndex(rawDir)
 	if err != nil {
 		return r, fmt.Errorf("replay %s: %w", runID, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/pipeline"
 	reconsql "recon/sql"
@@ -86,9 +86,9 @@ func TestReplayIsByteIdentical(t *testing.T) {
 	}
 }
 
-func mustWindow(t *testing.T, from, to int) extract.Window {
+func mustWindow(t *testing.T, from, to int) raw.Window {
 	t.Helper()
-	w, err := extract.NewWindow(day0.AddDate(0, 0, from), day0.AddDate(0, 0, to))
+	w, err := raw.NewWindow(day0.AddDate(0, 0, from), day0.AddDate(0, 0, to))
 	if err != nil {
 		t.Fatal(err)
 	}

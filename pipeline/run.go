@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/rules"
 	"recon/transform"
@@ -19,7 +20,7 @@ import (
 // Result is what a run did.
 type Result struct {
 	RunID       string
-	Window      extract.Window
+	Window      raw.Window
 	Verdict     string   // output.Complete or output.Incomplete
 	Reasons     []string // why incomplete
 	Found       map[string]int64
@@ -43,9 +44,9 @@ func RunID(start time.Time) string { return start.UTC().Format(output.RunIDLayou
 // StatementWindow is the window of statements pulled for a report window: one
 // day longer, so payments executed after midnight still find their entry, but
 // never past today.
-func StatementWindow(w extract.Window, now time.Time) extract.Window {
-	s := extract.Window{From: w.From, To: w.To.AddDate(0, 0, 1)}
-	if today, _ := extract.NewWindow(now, now); s.To.After(today.To) {
+func StatementWindow(w raw.Window, now time.Time) raw.Window {
+	s := raw.Window{From: w.From, To: w.To.AddDate(0, 0, 1)}
+	if today, _ := raw.NewWindow(now, now); s.To.After(today.To) {
 		s.To = today.To
 	}
 	if s.To.Before(s.From) {
@@ -63,7 +64,7 @@ func StatementWindow(w extract.Window, now time.Time) extract.Window {
 // A run still short of publishing after cfg.RunTimeout is stopped and ends
 // incomplete (see timedOut); from the report stage on it finishes, as it
 // does when asked to stop.
-func Run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
+func Run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
 	cfg, err := prepared(cfg)
 	if err != nil {
 		return nil, err
@@ -107,9 +108,10 @@ type runner struct {
 	log            *slog.Logger
 	res            *Result
 	runDir, rawDir string
+	rows           output.Rows // rows of each raw file, as the load counted them (for the manifest)
 }
 
-func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
+func run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
 	started := cfg.Now().UTC()
 	res := &Result{RunID: RunID(started), Window: w, Verdict: output.Complete, DB: cfg.DB, started: started}
 	r := &runner{cfg: cfg, log: cfg.Logger.With("run_id", res.RunID), res: res, runDir: filepath.Join(cfg.WorkDir, res.RunID)}
@@ -209,6 +211,7 @@ func (r *runner) reconcile(ctx context.Context, db *sql.DB, files []extract.RawF
 		res.Loaded[f.File.Source] += f.Rows
 	}
 	res.Quarantined, res.Changes = loaded.Quarantined(), loaded.Changes()
+	r.rows = inputRows(loaded)
 
 	info := runInfo(r.cfg, res)
 	if err := r.timed("rules", func() (int64, error) {
@@ -288,7 +291,7 @@ func (r *runner) upload(ctx context.Context, store output.Store, info *output.Ru
 	res := r.res
 	var manifest output.Manifest
 	err := r.timed(archiveStage, func() (int64, error) {
-		m, err := output.Upload(ctx, store, *info, r.runDir)
+		m, err := output.Upload(ctx, store, *info, r.runDir, r.rows)
 		if err == nil {
 			r.log.Info("archive uploaded; its manifest follows the publish", "files", len(m.Files), "bytes", m.Size())
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	"recon/extract/sandbox/sandboxtest"
 	"recon/output"
@@ -58,13 +59,13 @@ func newEnvFor(t testing.TB, cfg sandbox.Config, wrap ...func(http.Handler) http
 	clock := now
 	return &env{sb: srv.Sandbox, cfg: pipeline.Config{
 		DB: filepath.Join(dir, "recon.duckdb"), ArchiveURL: filepath.Join(dir, "archive"),
-		WorkDir: filepath.Join(dir, "work"), Accounts: srv.Sandbox.Accounts(), Format: extract.FormatCSV, Version: "test",
+		WorkDir: filepath.Join(dir, "work"), Accounts: srv.Sandbox.Accounts(), Format: raw.FormatCSV, Version: "test",
 		Now:     func() time.Time { clock = clock.Add(time.Second); return clock },
 		Extract: srv.ExtractConfig(extract.Config{PollInterval: time.Millisecond, Retry: extract.RetryPolicy{MaxAttempts: 3}}),
 	}}
 }
 
-func (e *env) run(t *testing.T, w extract.Window) *pipeline.Result {
+func (e *env) run(t *testing.T, w raw.Window) *pipeline.Result {
 	t.Helper()
 	res, err := pipeline.Run(context.Background(), e.cfg, w)
 	if err != nil {
@@ -138,7 +139,7 @@ func openRO(t testing.TB, path string) *sql.DB {
 // sandbox adds malformed report rows, each a row_quarantined break.
 func TestRunFindsExactlyTheInjectedBreaks(t *testing.T) {
 	e := newEnv(t, 7, sandbox.Faults{MalformedRows: 0.02})
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 6))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 6))
 	res := e.run(t, w)
 	if res.Verdict != output.Complete {
 		t.Fatalf("verdict %s: %v", res.Verdict, res.Reasons)
@@ -199,7 +200,7 @@ func TestRunFindsExactlyTheInjectedBreaks(t *testing.T) {
 // with the same rows, by count and sum of amounts, as a fault-free run of
 // the same seed with CSV reports.
 func TestRunSurvivesFaults(t *testing.T) {
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 6))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 6))
 	plain := newEnv(t, 7)
 	plain.run(t, w)
 	want := tables(t, plain.cfg.DB)
@@ -211,7 +212,7 @@ func TestRunSurvivesFaults(t *testing.T) {
 	faults := sandbox.ModerateFaults()
 	faults.Latency = sandbox.Duration(time.Millisecond)
 	for _, tt := range []struct{ mode, format string }{
-		{extract.ModeCreate, extract.FormatCSV}, {extract.ModeCreate, extract.FormatJSON}, {extract.ModeCollect, extract.FormatCSV},
+		{extract.ModeCreate, raw.FormatCSV}, {extract.ModeCreate, raw.FormatJSON}, {extract.ModeCollect, raw.FormatCSV},
 	} {
 		mode := tt.mode
 		t.Run(mode+" "+tt.format, func(t *testing.T) {
@@ -244,6 +245,7 @@ func TestRunSurvivesFaults(t *testing.T) {
 					t.Errorf("tables differ from the fault-free run's (-want +got):\n%s", diff)
 				}
 			}
+			assertManifest(t, e.cfg.ArchiveURL, res.RunID)
 			if n := len(e.sb.FilesAuthorization()); n != 0 {
 				t.Errorf("the download host got %d Authorization headers", n)
 			}
@@ -309,22 +311,27 @@ func assertManifest(t *testing.T, archive, runID string) {
 	if len(m.Files) < 3 {
 		t.Fatalf("manifest lists %d files", len(m.Files))
 	}
-	for _, f := range m.Files {
-		b, err := os.ReadFile(filepath.Join(filepath.Dir(matches[0]), filepath.FromSlash(f.Path)))
+	read := func(p string) []byte {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(matches[0]), filepath.FromSlash(p)))
 		if err != nil {
 			t.Fatal(err)
 		}
+		return b
+	}
+	for _, f := range m.Files {
+		b := read(f.Path)
 		if got := output.SHA256(b); got != f.SHA256 || int64(len(b)) != f.Size {
 			t.Errorf("%s: sha256 %s size %d, manifest says %s %d", f.Path, got, len(b), f.SHA256, f.Size)
 		}
 	}
+	assertFileRows(t, m, read)
 }
 
 // TestRerunIsIdempotent runs the same range twice: every table holds the
 // same rows afterwards.
 func TestRerunIsIdempotent(t *testing.T) {
 	e := newEnv(t, 3)
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 2))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 2))
 	e.run(t, w)
 	first := snapshot(t, e.cfg.DB)
 	e.run(t, w)

@@ -167,6 +167,23 @@ func TestArchiveOutage(t *testing.T) {
 		t.Errorf("run folder left after archiving: %v", err)
 	}
 	assertSameObjects(t, srv, a.URL, a.Manifest)
+	// Its row counts come from the ledger's source_files: as the run's would be.
+	prefix, _, err := output.FindRun(t.Context(), st, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFileRows(t, a.Manifest, func(p string) []byte {
+		r, err := st.Get(t.Context(), prefix+p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		b, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
 	// Repeating is harmless.
 	if _, err := pipeline.ArchiveRun(t.Context(), e.cfg, res.RunID); err != nil {
 		t.Fatalf("second ArchiveRun: %v", err)

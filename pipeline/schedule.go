@@ -11,7 +11,7 @@ import (
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // Schedule configures `recon schedule`.
@@ -51,8 +51,8 @@ func (s Schedule) Validate() error {
 // lastComplete (the last day a complete run covered; zero if none) to catch
 // up missed days, but never more than CatchUpDays days. skipped holds the
 // missed days beyond that limit, nil if none.
-func NightlyWindow(now, lastComplete time.Time, s Schedule) (w extract.Window, skipped *extract.Window) {
-	today, _ := extract.NewWindow(now, now)
+func NightlyWindow(now, lastComplete time.Time, s Schedule) (w raw.Window, skipped *raw.Window) {
+	today, _ := raw.NewWindow(now, now)
 	yesterday := today.From.AddDate(0, 0, -1)
 	from := yesterday.AddDate(0, 0, -s.RecheckDays)
 	if !lastComplete.IsZero() {
@@ -61,14 +61,14 @@ func NightlyWindow(now, lastComplete time.Time, s Schedule) (w extract.Window, s
 		}
 	}
 	if floor := yesterday.AddDate(0, 0, 1-s.CatchUpDays); from.Before(floor) {
-		skipped = &extract.Window{From: from, To: floor.AddDate(0, 0, -1)}
+		skipped = &raw.Window{From: from, To: floor.AddDate(0, 0, -1)}
 		from = floor
 	}
-	return extract.Window{From: from, To: yesterday}, skipped
+	return raw.Window{From: from, To: yesterday}, skipped
 }
 
 // RunFunc reconciles a window; Run is the one outside tests.
-type RunFunc func(context.Context, Config, extract.Window) (*Result, error)
+type RunFunc func(context.Context, Config, raw.Window) (*Result, error)
 
 // Scheduler runs the nightly reconciliation of `recon schedule`.
 type Scheduler struct {
@@ -160,7 +160,7 @@ func (s *Scheduler) missedDays(ctx context.Context) bool {
 	if !last.Before(w.To) {
 		return false
 	}
-	s.log.Info("catching up", "last_complete_day", last.Format(extract.DateLayout))
+	s.log.Info("catching up", "last_complete_day", last.Format(raw.DateLayout))
 	return true
 }
 
@@ -175,7 +175,7 @@ func (s *Scheduler) nightly(ctx context.Context) {
 	if skipped != nil {
 		s.log.Warn("missed days beyond the catch-up limit are not reconciled; run them by hand",
 			"days", skipped.String(), "command", fmt.Sprintf("recon run --from %s --to %s",
-				skipped.From.Format(extract.DateLayout), skipped.To.Format(extract.DateLayout)))
+				skipped.From.Format(raw.DateLayout), skipped.To.Format(raw.DateLayout)))
 	}
 	s.log.Info("run starting", "window", w.String())
 	res, err := s.run(ctx, s.cfg, w)

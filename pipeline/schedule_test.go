@@ -13,20 +13,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jonboulle/clockwork"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/pipeline"
 )
 
 func day(s string) time.Time {
-	t, err := time.Parse(extract.DateLayout, s)
+	t, err := time.Parse(raw.DateLayout, s)
 	if err != nil {
 		panic(err)
 	}
 	return t
 }
 
-func win(from, to string) extract.Window { return extract.Window{From: day(from), To: day(to)} }
+func win(from, to string) raw.Window { return raw.Window{From: day(from), To: day(to)} }
 
 func TestNightlyWindow(t *testing.T) {
 	sch := pipeline.Schedule{Cron: "30 0 * * *", RecheckDays: 7, CatchUpDays: 35}
@@ -34,15 +34,15 @@ func TestNightlyWindow(t *testing.T) {
 	tests := []struct {
 		name    string
 		last    time.Time
-		want    extract.Window
-		skipped *extract.Window
+		want    raw.Window
+		skipped *raw.Window
 	}{
 		{"no complete run yet", time.Time{}, win("2026-09-27", "2026-10-04"), nil},
 		{"yesterday done: recheck only", day("2026-10-04"), win("2026-09-27", "2026-10-04"), nil},
 		{"missed days inside the recheck", day("2026-09-30"), win("2026-09-27", "2026-10-04"), nil},
 		{"missed days before the recheck", day("2026-09-20"), win("2026-09-21", "2026-10-04"), nil},
 		{"at the catch-up limit", day("2026-08-30"), win("2026-08-31", "2026-10-04"), nil},
-		{"beyond the catch-up limit", day("2026-07-01"), win("2026-08-31", "2026-10-04"), &extract.Window{From: day("2026-07-02"), To: day("2026-08-30")}},
+		{"beyond the catch-up limit", day("2026-07-01"), win("2026-08-31", "2026-10-04"), &raw.Window{From: day("2026-07-02"), To: day("2026-08-30")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +87,7 @@ func TestScheduleValidate(t *testing.T) {
 // call is one run the scheduler started.
 type call struct {
 	at time.Time
-	w  extract.Window
+	w  raw.Window
 }
 
 // harness drives a Scheduler on a fake clock with a runner that records its
@@ -111,7 +111,7 @@ func newHarness(t *testing.T, start time.Time, sch pipeline.Schedule) *harness {
 	return h
 }
 
-func (h *harness) run(ctx context.Context, cfg pipeline.Config, w extract.Window) (*pipeline.Result, error) {
+func (h *harness) run(ctx context.Context, cfg pipeline.Config, w raw.Window) (*pipeline.Result, error) {
 	h.mu.Lock()
 	h.running++
 	h.maxRun = max(h.maxRun, h.running)
@@ -206,7 +206,7 @@ func (h chanHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h chanHandler) WithGroup(string) slog.Handler      { return h }
 
 // insertRun records a run in the published file, through a working copy as a real run does.
-func insertRun(ctx context.Context, db, id string, w extract.Window, verdict string) error {
+func insertRun(ctx context.Context, db, id string, w raw.Window, verdict string) error {
 	wh, err := pipeline.OpenWarehouse(ctx, db)
 	if err != nil {
 		return err
@@ -257,7 +257,7 @@ func TestSchedulerCatchesUp(t *testing.T) {
 	// Each missed day (2026-09-26 .. 2026-10-04) was caught up exactly once.
 	for d := day("2026-09-26"); !d.After(day("2026-10-04")); d = d.AddDate(0, 0, 1) {
 		if n := btoi(catchUp.w.Contains(d)); n != 1 {
-			t.Errorf("%s caught up %d times", d.Format(extract.DateLayout), n)
+			t.Errorf("%s caught up %d times", d.Format(raw.DateLayout), n)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/pipeline"
 )
@@ -34,7 +35,7 @@ func TestStopBeforePublishing(t *testing.T) {
 			next.ServeHTTP(rw, r)
 		})
 	})
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 1))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 1))
 	e.run(t, w)
 	before := tree(t, filepath.Dir(e.cfg.DB), "work")
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/pipeline"
 )
@@ -21,7 +21,7 @@ import (
 // incomplete.
 func TestRunTimeout(t *testing.T) {
 	e := newEnv(t, 2)
-	e.run(t, extract.Window{From: day0, To: day0})
+	e.run(t, raw.Window{From: day0, To: day0})
 	before := strings.Split(stateOf(t, e.cfg.DB), " | ")
 
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -40,7 +40,7 @@ func TestRunTimeout(t *testing.T) {
 	cfg.Extract.ServerURL = srv.URL + "/v4"
 	cfg.RunTimeout = 300 * time.Millisecond
 	cfg.MetricsFile = filepath.Join(t.TempDir(), "recon.prom")
-	res, err := pipeline.Run(context.Background(), cfg, extract.Window{From: day0, To: day0.AddDate(0, 0, 1)})
+	res, err := pipeline.Run(context.Background(), cfg, raw.Window{From: day0, To: day0.AddDate(0, 0, 1)})
 	if err != nil {
 		t.Fatalf("timed-out run: %v, want an incomplete run", err)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/pipeline"
 	reconsql "recon/sql"
 )
@@ -98,7 +98,7 @@ func runChild(t *testing.T) {
 		})
 		io.Copy(io.Discard, os.Stdin) // blocks until killed
 	}))
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 6))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 6))
 	if _, err := pipeline.Run(context.Background(), e.cfg, w); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func workFiles(t *testing.T, published string) []string {
 // run whole, and keeps seeing it until it reopens the file.
 func TestReaderOpenDuringRun(t *testing.T) {
 	e := newEnv(t, 3)
-	e.run(t, extract.Window{From: day0, To: day0.AddDate(0, 0, 1)})
+	e.run(t, raw.Window{From: day0, To: day0.AddDate(0, 0, 1)})
 	before := stateOf(t, e.cfg.DB)
 
 	_, stdin, stdout := child(t, "reader", e.cfg.DB)
@@ -234,7 +234,7 @@ func TestReaderOpenDuringRun(t *testing.T) {
 	}
 	var midLoad string
 	e.cfg.Logger = slog.New(newHook("loaded", func(slog.Record) { midLoad = look() }))
-	if _, err := pipeline.Run(context.Background(), e.cfg, extract.Window{From: day0, To: day0.AddDate(0, 0, 2)}); err != nil {
+	if _, err := pipeline.Run(context.Background(), e.cfg, raw.Window{From: day0, To: day0.AddDate(0, 0, 2)}); err != nil {
 		t.Fatalf("run with a reader open: %v", err)
 	}
 	if midLoad != before {
@@ -256,7 +256,7 @@ func TestReaderOpenDuringRun(t *testing.T) {
 // publishes and writes its metrics; a listing still reads the file.
 func TestAnalystHoldingFileReadWrite(t *testing.T) {
 	e := newEnv(t, 7)
-	e.run(t, extract.Window{From: day0, To: day0.AddDate(0, 0, 1)})
+	e.run(t, raw.Window{From: day0, To: day0.AddDate(0, 0, 1)})
 	e.cfg.MetricsFile = filepath.Join(t.TempDir(), "recon.prom")
 	_, stdin, stdout := child(t, "writer", e.cfg.DB)
 	if got := nextLine(t, stdout); got != "open" {
@@ -323,7 +323,7 @@ wait:
 // that copy and succeeds.
 func TestKilledRunLeavesDatabaseAsItWas(t *testing.T) {
 	e := newEnv(t, 3)
-	w := extract.Window{From: day0, To: day0.AddDate(0, 0, 2)}
+	w := raw.Window{From: day0, To: day0.AddDate(0, 0, 2)}
 	e.run(t, w)
 	before := stateOf(t, e.cfg.DB)
 
@@ -378,12 +378,12 @@ func TestKilledRunLeavesDatabaseAsItWas(t *testing.T) {
 // file means something wrote to it; a run stops before copying it.
 func TestPublishedFileWithWALIsRefused(t *testing.T) {
 	e := newEnv(t, 1)
-	e.run(t, extract.Window{From: day0, To: day0})
+	e.run(t, raw.Window{From: day0, To: day0})
 	before := stateOf(t, e.cfg.DB)
 	if err := os.WriteFile(e.cfg.DB+".wal", []byte("someone else's writes"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := pipeline.Run(context.Background(), e.cfg, extract.Window{From: day0, To: day0})
+	_, err := pipeline.Run(context.Background(), e.cfg, raw.Window{From: day0, To: day0})
 	if err == nil || !strings.Contains(err.Error(), "-readonly") {
 		t.Fatalf("run beside a .wal: %v, want an error telling to open the file read-only", err)
 	}

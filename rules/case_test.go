@@ -20,7 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/rules"
 	reconsql "recon/sql"
 )
@@ -31,14 +31,14 @@ const casesDir = "../testdata/rules"
 
 // caseConfig is a case's case.json; every field is optional.
 type caseConfig struct {
-	Window   *extract.Window   `json:"window"`   // default 2026-10-01..2026-10-01
+	Window   *raw.Window       `json:"window"`   // default 2026-10-01..2026-10-01
 	AsOf     *time.Time        `json:"as_of"`    // default 2026-10-05T00:00:00Z
 	Accounts []string          `json:"accounts"` // default acme_usd and acme_eur
 	Params   map[string]string `json:"params"`   // parameter -> value, for the case's rule
 }
 
 func (c caseConfig) run(rule string) rules.Run {
-	run := rules.Run{ID: "r-case", Window: extract.Window{From: day(0), To: day(0)},
+	run := rules.Run{ID: "r-case", Window: raw.Window{From: day(0), To: day(0)},
 		AsOf: day(4), Accounts: []string{"acme_usd@rn.us.ny.acme", "acme_eur@rn.us.ny.acme"}, Params: map[string]string{}}
 	if c.Window != nil {
 		run.Window = *c.Window

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // Columns are what a rule's SELECT may return. break_key (unique within the
@@ -37,7 +37,7 @@ const amountText = `CREATE OR REPLACE TEMP MACRO amount_text(x) AS
 // Run is what one reconciliation run judges.
 type Run struct {
 	ID       string
-	Window   extract.Window
+	Window   raw.Window
 	AsOf     time.Time
 	Accounts []string          // this node's account@address list
 	Params   map[string]string // overrides of rule parameters, "rule_id.param" -> value
@@ -49,7 +49,7 @@ type Run struct {
 // or stale, so rules reading it cannot be trusted there.
 type Gap struct {
 	Table  string
-	Window extract.Window
+	Window raw.Window
 }
 
 // Hold is a rule held on the days around a gap of a table it reads: there it
@@ -59,7 +59,7 @@ type Gap struct {
 type Hold struct {
 	Rule   string
 	Table  string
-	Window extract.Window
+	Window raw.Window
 }
 
 // Result says what a run of the rules did.
@@ -216,7 +216,7 @@ func check(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) ([]plan, 
 		for _, g := range run.Gaps {
 			if slices.Contains(r.Reads, g.Table) {
 				p.holds = append(p.holds, Hold{Rule: r.ID, Table: g.Table,
-					Window: extract.Window{From: g.Window.From.AddDate(0, 0, -1), To: g.Window.To.AddDate(0, 0, 1)}})
+					Window: raw.Window{From: g.Window.From.AddDate(0, 0, -1), To: g.Window.To.AddDate(0, 0, 1)}})
 			}
 		}
 		plans = append(plans, p)

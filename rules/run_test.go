@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/rules"
 )
 
@@ -90,8 +90,8 @@ func TestLifecycle(t *testing.T) {
 	db := newDB(t)
 	fixture(t, db, map[string]string{"payment_ops": lifecycleOps})
 	cat := builtin(t)
-	w := extract.Window{From: day(0), To: day(0)}
-	run := func(id string, w extract.Window, asOf time.Time) rules.Result {
+	w := raw.Window{From: day(0), To: day(0)}
+	run := func(id string, w raw.Window, asOf time.Time) rules.Result {
 		return apply(t, db, cat, rules.Run{ID: id, Window: w, AsOf: asOf})
 	}
 	const rule = "ops_missing_in_recon"
@@ -134,7 +134,7 @@ func TestLifecycle(t *testing.T) {
 
 	// The RECON row of p-open arrives, but a run over another window does not see its day.
 	fixture(t, db, map[string]string{"recon_transactions": "network_payment_id,quote_ts,transaction_id,report_id\np-open,2026-10-01T11:00:00Z,t-2,rpt-recon\n"})
-	if res := run("r4", extract.Window{From: day(3), To: day(4)}, day(40)); res.Resolved != 0 {
+	if res := run("r4", raw.Window{From: day(3), To: day(4)}, day(40)); res.Resolved != 0 {
 		t.Fatalf("run 4 over another window resolved %d breaks", res.Resolved)
 	}
 	want("p-open", breakRow{Status: "persisting", Severity: "P1", Base: "P2", Escalation: "age", FirstSeen: "r1", LastSeen: "r3", Age: 7, Bucket: "2-7"})
@@ -163,7 +163,7 @@ p-failed,2026-10-01T12:00:00Z,x-1,PENDING,rpt-failure
 `,
 	})
 	cat := builtin(t)
-	w := extract.Window{From: day(0), To: day(4)}
+	w := raw.Window{From: day(0), To: day(4)}
 	apply(t, db, cat, rules.Run{ID: "r1", Window: w, AsOf: day(6)})
 	before := breaksByKey(t, db)
 	for _, k := range []string{"ops_missing_in_recon p-open", "ops_missing_in_recon p-later", "failed_payment_unrecovered p-failed|x-1"} {
@@ -181,13 +181,13 @@ p-failed,2026-10-01T12:00:00Z,x-1,PENDING,rpt-failure
 		"failure_conversions": "network_payment_id,execution_timestamp,ssa_remote_transfer_id,ssa_transfer_state,report_id\np-failed,2026-10-01T12:00:00Z,x-1,COMPLETED,rpt-failure-2\n",
 	})
 	exec(t, db, `DELETE FROM failure_conversions WHERE ssa_transfer_state = 'PENDING'`)
-	gap := extract.Window{From: day(0), To: day(1)}
+	gap := raw.Window{From: day(0), To: day(1)}
 	res := apply(t, db, cat, rules.Run{ID: "r2", Window: w, AsOf: day(7),
 		Gaps: []rules.Gap{{Table: "recon_transactions", Window: gap}}})
 
 	held := map[string]bool{}
 	for _, h := range res.Held {
-		if h.Table != "recon_transactions" || h.Window != (extract.Window{From: day(-1), To: day(2)}) {
+		if h.Table != "recon_transactions" || h.Window != (raw.Window{From: day(-1), To: day(2)}) {
 			t.Errorf("hold %+v: want recon_transactions over 2026-09-30..2026-10-03", h)
 		}
 		held[h.Rule] = true
@@ -220,7 +220,7 @@ func TestPendingBecomesBreak(t *testing.T) {
 p-failed,2026-10-01T12:00:00Z,x-1,PENDING,rpt-failure
 `})
 	cat := builtin(t)
-	w := extract.Window{From: day(0), To: day(0)}
+	w := raw.Window{From: day(0), To: day(0)}
 	count := func(q string) (n int) {
 		t.Helper()
 		if err := db.QueryRow(q).Scan(&n); err != nil {
@@ -269,7 +269,7 @@ func TestApplyValidatesBeforeRunning(t *testing.T) {
 		{"no event_at", []rules.Rule{custom("no_time", "SELECT network_payment_id AS break_key FROM payment_ops")}, nil, nil,
 			`custom/no_time.sql: must return column "event_at"`},
 		{"sql error", []rules.Rule{custom("typo", "SELEKT 1")}, nil, nil, `custom/typo.sql: Parser Error`},
-		{"gap in unknown table", nil, nil, []rules.Gap{{Table: "nowhere", Window: extract.Window{From: day(0), To: day(0)}}}, `gap in unknown table "nowhere"`},
+		{"gap in unknown table", nil, nil, []rules.Gap{{Table: "nowhere", Window: raw.Window{From: day(0), To: day(0)}}}, `gap in unknown table "nowhere"`},
 		{"repeated key", []rules.Rule{custom("twice", "SELECT 'k' AS break_key, quote_ts AS event_at FROM payment_ops")}, nil, nil,
 			`rule twice (custom/twice.sql): 2 repeated break_key values`},
 		{"outside the window", []rules.Rule{custom("early", "SELECT network_payment_id AS break_key, quote_ts - INTERVAL 2 DAY AS event_at FROM payment_ops")}, nil, nil,
@@ -281,7 +281,7 @@ func TestApplyValidatesBeforeRunning(t *testing.T) {
 			db := newDB(t)
 			fixture(t, db, map[string]string{"payment_ops": lifecycleOps})
 			_, err := rules.Apply(t.Context(), db, append(builtin(t), tt.extra...), rules.Run{ID: "r1",
-				Window: extract.Window{From: day(0), To: day(0)}, AsOf: day(3), Params: tt.params, Gaps: tt.gaps})
+				Window: raw.Window{From: day(0), To: day(0)}, AsOf: day(3), Params: tt.params, Gaps: tt.gaps})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Apply error = %v, want it to contain %q", err, tt.want)
 			}
@@ -309,7 +309,7 @@ func TestRulesDirOverrides(t *testing.T) {
 	fixture(t, db, map[string]string{"payment_ops": lifecycleOps})
 	exec(t, db, `INSERT INTO recon_transactions (network_payment_id, report_id, source_file, source_line)
 		SELECT network_payment_id, 'r', 'f', 1 FROM payment_ops`)
-	res := apply(t, db, rs, rules.Run{ID: "r1", Window: extract.Window{From: day(0), To: day(0)}, AsOf: day(3),
+	res := apply(t, db, rs, rules.Run{ID: "r1", Window: raw.Window{From: day(0), To: day(0)}, AsOf: day(3),
 		Params: map[string]string{"fx_rate_outlier.threshold_bps": "150"}})
 	got := breaksByKey(t, db)
 	if res.Found["fx_rate_outlier"] != 2 || got["fx_rate_outlier p-open"].Base != "P2" || got["fx_rate_outlier p-fixed"].ID != "" {

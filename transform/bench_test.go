@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	reconsql "recon/sql"
 	"recon/transform"
@@ -41,7 +41,7 @@ func BenchmarkReconCSV(b *testing.B) {
 	}
 	dir := b.TempDir()
 	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
-	w, _ := extract.NewWindow(day, day)
+	w, _ := raw.NewWindow(day, day)
 	sb, err := sandbox.New(sandbox.Config{Seed: 1, Start: day, Days: 1, PaymentsPerDay: payments,
 		Now: func() time.Time { return day.AddDate(0, 0, 5) }})
 	if err != nil {
@@ -55,15 +55,15 @@ func BenchmarkReconCSV(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rows, err := sb.WriteReport(f, extract.ReportRecon, extract.FormatCSV, w)
+	rows, err := sb.WriteReport(f, raw.ReportRecon, raw.FormatCSV, w)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
-	files := []extract.RawFile{{Source: extract.SourceRecon, Format: extract.FormatCSV, Path: "reports/recon.csv",
-		Window: w, Status: extract.StatusReady, ReportID: "bench"}}
+	files := []raw.File{{Source: raw.SourceRecon, Format: raw.FormatCSV, Path: "reports/recon.csv",
+		Window: w, Status: raw.StatusReady, ReportID: "bench"}}
 
 	create, insert := nativeSQL(b, path)
 	ctx := context.Background()
@@ -88,7 +88,7 @@ func BenchmarkReconCSV(b *testing.B) {
 				c := cpuTime()
 				recon += timeLoad(b, filepath.Join(dir, fmt.Sprintf("recon-%d.duckdb", n)), func(db *sql.DB) (int64, error) {
 					st, err := transform.NewLoader(db, dir, "r-bench", nil).Load(ctx, files)
-					return st.Rows(extract.SourceRecon), err
+					return st.Rows(raw.SourceRecon), err
 				}, int64(rows))
 				reconCPU += cpuTime() - c
 			}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // badRow is a quarantine row, as the encoding tests compare it.
@@ -70,17 +70,17 @@ func TestInvalidUTF8RowIsQuarantined(t *testing.T) {
 	page := readTestdata(t, "sources/payments/2026-10-01_2026-10-01_p0000.json")
 	page = bytes.Replace(page, []byte(`"payment_id": "3a4c81e0`), []byte("\"payment_id\": \"3a4c81e0\xff"), 1)
 	w := window(t, "2026-10-01", "2026-10-01")
-	json := raw{extract.RawFile{Source: extract.SourcePaymentOps, Format: extract.FormatJSON, Path: "reports/ops-json.json",
-		Window: w, Status: extract.StatusReady, ReportID: "ops-json", Request: "test"}, jsonText}
-	payments := raw{extract.RawFile{Source: extract.SourcePayment, Format: extract.FormatJSON, Path: "payments/p0000.json",
-		Window: w, Status: extract.StatusReady, Request: "test"}, page}
+	json := rawFile{raw.File{Source: raw.SourcePaymentOps, Format: raw.FormatJSON, Path: "reports/ops-json.json",
+		Window: w, Status: raw.StatusReady, ReportID: "ops-json", Request: "test"}, jsonText}
+	payments := rawFile{raw.File{Source: raw.SourcePayment, Format: raw.FormatJSON, Path: "payments/p0000.json",
+		Window: w, Status: raw.StatusReady, Request: "test"}, page}
 
 	db := newDB(t)
 	load(t, db, writeExtract(t, opsReport(t, "ops-csv", "2026-10-01", "2026-10-01", csvText)))
 	line := int64(lineOf(t, csvText, id))
 	want := []badRow{{line, id, "invalid UTF-8 in remitter_name: byte 0xff at offset 7",
 		strings.ReplaceAll(strings.Split(string(csvText), "\n")[line-1], "\xff", `\xff`)}}
-	if diff := cmp.Diff(want, quarantineRows(t, db, extract.SourcePaymentOps)); diff != "" {
+	if diff := cmp.Diff(want, quarantineRows(t, db, raw.SourcePaymentOps)); diff != "" {
 		t.Errorf("CSV: quarantine (-want +got):\n%s", diff)
 	}
 	if n := count(t, db, `SELECT count(*) FROM payment_ops`); n != 5 {
@@ -89,7 +89,7 @@ func TestInvalidUTF8RowIsQuarantined(t *testing.T) {
 
 	db = newDB(t)
 	load(t, db, writeExtract(t, json, payments))
-	got := quarantineRows(t, db, extract.SourcePaymentOps)
+	got := quarantineRows(t, db, raw.SourcePaymentOps)
 	if len(got) != 1 || got[0].Line != 2 || got[0].Key != id || !strings.HasPrefix(got[0].Reason, "invalid UTF-8: byte 0xff at offset") ||
 		!strings.Contains(got[0].Raw, `Elena M\xffndoza`) {
 		t.Errorf("JSON report: quarantine %+v, want element 2 of %s, invalid UTF-8, its text with \\xff", got, id)
@@ -97,7 +97,7 @@ func TestInvalidUTF8RowIsQuarantined(t *testing.T) {
 	if n := count(t, db, `SELECT count(*) FROM payment_ops`); n != 5 {
 		t.Errorf("JSON report: payment_ops has %d rows, want the 5 others", n)
 	}
-	got = quarantineRows(t, db, extract.SourcePayment)
+	got = quarantineRows(t, db, raw.SourcePayment)
 	if len(got) != 1 || got[0].Line != 1 || !strings.HasPrefix(got[0].Key, `3a4c81e0\xff`) || !strings.HasPrefix(got[0].Reason, "invalid UTF-8") {
 		t.Errorf("server API page: quarantine %+v, want element 1, invalid UTF-8", got)
 	}
@@ -111,8 +111,8 @@ func TestInvalidUTF8RowIsQuarantined(t *testing.T) {
 func TestJSONReportWithByteOrderMark(t *testing.T) {
 	text := append([]byte("\ufeff"), readTestdata(t, "json_reports/reports/payment_ops.json")...)
 	db := newDB(t)
-	load(t, db, writeExtract(t, raw{extract.RawFile{Source: extract.SourcePaymentOps, Format: extract.FormatJSON,
-		Path: "reports/ops.json", Window: window(t, "2026-10-01", "2026-10-01"), Status: extract.StatusReady,
+	load(t, db, writeExtract(t, rawFile{raw.File{Source: raw.SourcePaymentOps, Format: raw.FormatJSON,
+		Path: "reports/ops.json", Window: window(t, "2026-10-01", "2026-10-01"), Status: raw.StatusReady,
 		ReportID: "ops", Request: "test"}, text}))
 	if n, q := count(t, db, `SELECT count(*) FROM payment_ops`), count(t, db, `SELECT count(*) FROM quarantine`); n != 6 || q != 0 {
 		t.Errorf("loaded %d rows and quarantined %d, want 6 and 0", n, q)
@@ -142,7 +142,7 @@ func TestBothPaymentIDSpellings(t *testing.T) {
 	line := int64(lineOf(t, text, id))
 	want := []badRow{{line, id, "two fields give network_payment_id different values: " + id + " and 81ead0cc-0000-0000-0000-000000000000",
 		strings.Split(string(text), "\n")[line-1]}}
-	if diff := cmp.Diff(want, quarantineRows(t, db, extract.SourcePaymentOps)); diff != "" {
+	if diff := cmp.Diff(want, quarantineRows(t, db, raw.SourcePaymentOps)); diff != "" {
 		t.Errorf("quarantine (-want +got):\n%s", diff)
 	}
 	if n := count(t, db, `SELECT count(*) FROM payment_ops WHERE network_payment_id IS NOT NULL`); n != 5 {

@@ -5,15 +5,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // TestGroups: files split into the slices Load replaces, in order of first
 // appearance; slices that are runs of the input are not copied.
 func TestGroups(t *testing.T) {
-	liq := func(p string) extract.RawFile { return extract.RawFile{Source: extract.SourceLiquidation, Path: p} }
-	rep := func(p string) extract.RawFile { return extract.RawFile{Source: extract.SourceRecon, Path: p} }
-	paths := func(gs [][]extract.RawFile) [][]string {
+	liq := func(p string) raw.File { return raw.File{Source: raw.SourceLiquidation, Path: p} }
+	rep := func(p string) raw.File { return raw.File{Source: raw.SourceRecon, Path: p} }
+	paths := func(gs [][]raw.File) [][]string {
 		var out [][]string
 		for _, g := range gs {
 			var ps []string
@@ -26,13 +26,13 @@ func TestGroups(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		files  []extract.RawFile
+		files  []raw.File
 		want   [][]string
 		shared bool // the slices are views of the input
 	}{
-		{"runs", []extract.RawFile{rep("r1"), liq("l1"), liq("l2"), liq("l3"), rep("r2")},
+		{"runs", []raw.File{rep("r1"), liq("l1"), liq("l2"), liq("l3"), rep("r2")},
 			[][]string{{"r1"}, {"l1", "l2", "l3"}, {"r2"}}, true},
-		{"interleaved", []extract.RawFile{liq("l1"), rep("r1"), liq("l2")},
+		{"interleaved", []raw.File{liq("l1"), rep("r1"), liq("l2")},
 			[][]string{{"l1", "l2"}, {"r1"}}, false},
 		{"none", nil, nil, true},
 	}
@@ -51,7 +51,7 @@ func TestGroups(t *testing.T) {
 	}
 }
 
-func indexOf(files []extract.RawFile, path string) int {
+func indexOf(files []raw.File, path string) int {
 	for i, f := range files {
 		if f.Path == path {
 			return i

@@ -38,7 +38,7 @@ func (l *Loader) countUnknown(ctx context.Context, conn *sql.Conn) error {
 // in the rows loaded by $run_id.
 func unknownValuesSQL() string {
 	var parts []string
-	for _, t := range allTables {
+	for _, t := range allTables() {
 		mine := "run_id = $run_id"
 		if t.Prov == ByReport {
 			mine = "report_id IN (SELECT report_id FROM report_files WHERE run_id = $run_id)"

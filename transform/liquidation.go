@@ -12,7 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // liquidationChunk is how many liquidation files are staged and replaced per
@@ -25,7 +25,7 @@ var liquidationParts = []string{"execution_strategy", "execution_summary", "trad
 
 // loadLiquidations replaces each liquidation, with its trades and executions,
 // by id.
-func (l *Loader) loadLiquidations(ctx context.Context, conn *sql.Conn, files []extract.RawFile) ([]FileStats, error) {
+func (l *Loader) loadLiquidations(ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
 	var out []FileStats
 	for start := 0; start < len(files); start += liquidationChunk {
 		fs, err := l.loadLiquidationChunk(ctx, conn, files[start:min(start+liquidationChunk, len(files))])
@@ -39,7 +39,7 @@ func (l *Loader) loadLiquidations(ctx context.Context, conn *sql.Conn, files []e
 
 var liquidationTables = []*Table{&Liquidations, &LiquidationTrades, &TradeExecutions}
 
-func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files []extract.RawFile) ([]FileStats, error) {
+func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
 	recs := make([][]arrow.RecordBatch, len(liquidationTables))
 	bs := make([]*builder, len(liquidationTables))
 	for i, t := range liquidationTables {
@@ -82,7 +82,7 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 		return nil, err
 	}
 	defer tx.Rollback()
-	args := []any{sql.Named("source", extract.SourceLiquidation), sql.Named("run_id", l.runID),
+	args := []any{sql.Named("source", raw.SourceLiquidation), sql.Named("run_id", l.runID),
 		sql.Named("account", nil), sql.Named("report_id", nil)}
 	ids := `(SELECT liquidation_id FROM stage_liquidations UNION SELECT record_key FROM stage_quarantine)`
 	stmts := []string{`DELETE FROM quarantine WHERE source = $source AND record_key IN ` + ids}

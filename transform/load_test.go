@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"recon/extract"
+	"recon/extract/raw"
 	reconsql "recon/sql"
 	"recon/transform"
 )
@@ -61,7 +61,7 @@ func newDB(t *testing.T) *sql.DB {
 
 func load(t *testing.T, db *sql.DB, dir string) transform.Stats {
 	t.Helper()
-	files, err := extract.ReadIndex(dir)
+	files, err := raw.ReadIndex(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +185,8 @@ func TestMalformedRowsQuarantined(t *testing.T) {
 			dir := filepath.Join("../testdata/load", tc.dir)
 			db := newDB(t)
 			st := load(t, db, dir)
-			if st.Rows(extract.SourcePaymentOps) != 7 || st.Quarantined() != int64(len(tc.want)) {
-				t.Fatalf("loaded %d rows, quarantined %d; want 7 and %d", st.Rows(extract.SourcePaymentOps), st.Quarantined(), len(tc.want))
+			if st.Rows(raw.SourcePaymentOps) != 7 || st.Quarantined() != int64(len(tc.want)) {
+				t.Fatalf("loaded %d rows, quarantined %d; want 7 and %d", st.Rows(raw.SourcePaymentOps), st.Quarantined(), len(tc.want))
 			}
 			var loaded int
 			if err := db.QueryRow(`SELECT count(*) FROM payment_ops`).Scan(&loaded); err != nil || loaded != 7 {

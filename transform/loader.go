@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // Loader loads the raw files of one extract folder into DuckDB.
@@ -31,10 +31,21 @@ func NewLoader(db *sql.DB, dir, runID string, log *slog.Logger) *Loader {
 
 // FileStats counts what one raw file gave.
 type FileStats struct {
-	File        *extract.RawFile // in the files given to Load
-	Rows        int64            // rows loaded (a liquidation counts its trades and executions)
-	Quarantined int64            // rows sent to quarantine
-	Changes     int64            // report_changes recorded: values a newer generation of a report changed
+	File        *raw.File // in the files given to Load
+	Rows        int64     // rows loaded (a liquidation counts its trades and executions)
+	Quarantined int64     // rows sent to quarantine
+	Changes     int64     // report_changes recorded: values a newer generation of a report changed
+}
+
+// Records is the file's data rows as the archive manifest counts them
+// (docs/archive.md): the records of a report, the items of a page, each
+// loaded or quarantined; false for a file that is not a list (a
+// liquidation, a balances snapshot), which has no row count there.
+func (f FileStats) Records() (int64, bool) {
+	if src, ok := SourceOf(f.File.Source); !ok || src.Object {
+		return 0, false
+	}
+	return f.Rows + f.Quarantined, true
 }
 
 // Stats counts what a load gave, file by file.
@@ -76,7 +87,7 @@ func (s Stats) Changes() int64 {
 // part way leaves each slice either as it was or wholly replaced. Last, the
 // values of open lists that the run's rows hold and recon does not know are
 // counted in unknown_values.
-func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, error) {
+func (l *Loader) Load(ctx context.Context, files []raw.File) (Stats, error) {
 	conn, err := l.db.Conn(ctx)
 	if err != nil {
 		return Stats{}, fmt.Errorf("load: %w", err)
@@ -84,8 +95,9 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 	defer conn.Close()
 	// A source that was not pulled (a FAILED file that is not a report) has
 	// nothing to load: its previous rows stay, and the rules are held there.
-	files = slices.DeleteFunc(slices.Clone(files), func(f extract.RawFile) bool {
-		return f.Status == extract.StatusFailed && !isReport(f.Source)
+	files = slices.DeleteFunc(slices.Clone(files), func(f raw.File) bool {
+		src, ok := SourceOf(f.Source)
+		return f.Status == raw.StatusFailed && !(ok && src.Report)
 	})
 	var st Stats
 	trace := traceOf(ctx)
@@ -93,26 +105,10 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 	for _, g := range groups(files) {
 		first := g[0]
 		var fs []FileStats
-		switch src := first.Source; {
-		case isReport(src):
-			t, _ := TableFor(src)
-			var one FileStats
-			one, err = l.loadReport(ctx, conn, t, first)
-			fs = []FileStats{one}
-		case src == extract.SourceStatement:
-			fs, err = l.loadStatement(ctx, conn, g)
-		case src == extract.SourceLiquidation:
-			fs, err = l.loadLiquidations(ctx, conn, g)
-		case src == extract.SourcePayment:
-			fs, err = l.loadPayments(ctx, conn, g)
-		case src == extract.SourceTransfer:
-			fs, err = l.loadKeyed(ctx, conn, &Transfers, g, flatRow(nil))
-		case src == extract.SourceFee:
-			fs, err = l.loadKeyed(ctx, conn, &Fees, g, flatRow(map[string]string{"feeId": "fee_id"}))
-		case src == extract.SourceBalance:
-			fs, err = l.loadBalances(ctx, conn, first)
-		default:
-			err = fmt.Errorf("unknown source %q", src)
+		if src, ok := SourceOf(first.Source); ok {
+			fs, err = src.Load(l, ctx, conn, g)
+		} else {
+			err = fmt.Errorf("unknown source %q", first.Source)
 		}
 		if err != nil {
 			return st, fmt.Errorf("load %s: %w", first.Path, err)
@@ -134,24 +130,18 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 	return st, nil
 }
 
-func isReport(source string) bool { _, ok := TableFor(source); return ok }
-
 // groups splits files into the slices Load replaces, in order of first
 // appearance. Files of one slice that are already next to each other (as
 // Extract lists them) are not copied: a slice is then part of files.
-func groups(files []extract.RawFile) [][]extract.RawFile {
-	key := func(f *extract.RawFile) string {
-		switch f.Source {
-		case extract.SourceStatement:
-			return f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
-		case extract.SourceLiquidation, extract.SourcePayment, extract.SourceTransfer, extract.SourceFee:
-			return f.Source
-		default:
-			return f.Source + "\x00" + f.Path
+func groups(files []raw.File) [][]raw.File {
+	key := func(f *raw.File) string {
+		if src, ok := SourceOf(f.Source); ok {
+			return src.Slice(f)
 		}
+		return f.Source + "\x00" + f.Path
 	}
 	var (
-		out   [][]extract.RawFile
+		out   [][]raw.File
 		order []string
 		at    = map[string]int{} // key -> its slice in out
 		runs  = true             // every slice is one run of files
@@ -173,7 +163,7 @@ func groups(files []extract.RawFile) [][]extract.RawFile {
 	if runs {
 		return out
 	}
-	by := map[string][]extract.RawFile{}
+	by := map[string][]raw.File{}
 	for i := range files {
 		k := key(&files[i])
 		by[k] = append(by[k], files[i])
@@ -185,7 +175,7 @@ func groups(files []extract.RawFile) [][]extract.RawFile {
 }
 
 // fileStats counts, per file, the rows a builder loaded and rejected.
-func fileStats(files []extract.RawFile, bs ...*builder) []FileStats {
+func fileStats(files []raw.File, bs ...*builder) []FileStats {
 	out := make([]FileStats, len(files))
 	for i, f := range files {
 		out[i].File = &files[i]
@@ -198,7 +188,7 @@ func fileStats(files []extract.RawFile, bs ...*builder) []FileStats {
 }
 
 // path is where a raw file is on disk.
-func (l *Loader) path(f extract.RawFile) string {
+func (l *Loader) path(f raw.File) string {
 	return filepath.Join(l.dir, filepath.FromSlash(f.Path))
 }
 
@@ -268,7 +258,7 @@ func stageRecord(ctx context.Context, conn *sql.Conn, bad []quarantined, stats [
 
 // windowArgs are the named arguments of a file's window ($from, $to as days;
 // $start, $end as instants); all null when the file has no window.
-func windowArgs(f extract.RawFile) []any {
+func windowArgs(f raw.File) []any {
 	if f.Window.From.IsZero() {
 		return []any{sql.Named("from", nil), sql.Named("to", nil), sql.Named("start", nil), sql.Named("end", nil)}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	"recon/extract/sandbox/sandboxtest"
 	reconsql "recon/sql"
@@ -19,7 +20,7 @@ import (
 // extracted runs a sandbox day of 10,000 payments through Extract once and
 // returns the raw folder and its files: the inputs of the parse and load
 // benchmarks.
-func extracted(b *testing.B) (string, []extract.RawFile) {
+func extracted(b *testing.B) (string, []raw.File) {
 	b.Helper()
 	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 	now := day.AddDate(0, 0, 3)
@@ -30,8 +31,8 @@ func extracted(b *testing.B) (string, []extract.RawFile) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, _ := extract.NewWindow(day, day)
-	sw := extract.Window{From: day, To: day.AddDate(0, 0, 1)}
+	w, _ := raw.NewWindow(day, day)
+	sw := raw.Window{From: day, To: day.AddDate(0, 0, 1)}
 	dir := b.TempDir()
 	res, err := c.Extract(context.Background(), extract.Request{Reports: w, Statements: sw, Accounts: sb.Accounts(),
 		Liquidations: sw, Server: sw}, dir)
@@ -48,7 +49,7 @@ func extracted(b *testing.B) (string, []extract.RawFile) {
 //	go test -tags duckdb_arrow ./transform/ -run '^$' -bench Parse -benchmem
 func BenchmarkParse(b *testing.B) {
 	dir, files := extracted(b)
-	bySource := map[string][]extract.RawFile{}
+	bySource := map[string][]raw.File{}
 	for _, f := range files {
 		if f.Path != "" {
 			bySource[f.Source] = append(bySource[f.Source], f)
@@ -58,9 +59,9 @@ func BenchmarkParse(b *testing.B) {
 	discard := func(rec arrow.RecordBatch) error { rec.Release(); return nil }
 	cases := []struct {
 		source string
-		parse  func(fs []extract.RawFile) (rows int64, err error)
+		parse  func(fs []raw.File) (rows int64, err error)
 	}{
-		{extract.SourceRecon, func(fs []extract.RawFile) (int64, error) {
+		{raw.SourceRecon, func(fs []raw.File) (int64, error) {
 			bl := newBuilder(&Recon, discard)
 			defer bl.release()
 			err := csvRows(l.path(fs[0]), fs[0].Path)(bl)
@@ -69,7 +70,7 @@ func BenchmarkParse(b *testing.B) {
 			}
 			return bl.loaded[fs[0].Path], err
 		}},
-		{extract.SourcePayment, func(fs []extract.RawFile) (int64, error) {
+		{raw.SourcePayment, func(fs []raw.File) (int64, error) {
 			bl := newBuilder(&Payments, discard)
 			defer bl.release()
 			var n int64
@@ -87,7 +88,7 @@ func BenchmarkParse(b *testing.B) {
 			}
 			return n, bl.finish()
 		}},
-		{extract.SourceLiquidation, func(fs []extract.RawFile) (int64, error) {
+		{raw.SourceLiquidation, func(fs []raw.File) (int64, error) {
 			bs := make([]*builder, len(liquidationTables))
 			for i, t := range liquidationTables {
 				bs[i] = newBuilder(t, discard)
@@ -157,9 +158,9 @@ func BenchmarkParseValue(b *testing.B) {
 // replace, provenance) into a fresh migrated database, with the CHECKPOINT.
 func BenchmarkLoad(b *testing.B) {
 	dir, files := extracted(b)
-	for _, source := range []string{extract.SourceRecon, extract.SourcePaymentOps, extract.SourceStatement,
-		extract.SourcePayment, extract.SourceLiquidation} {
-		var fs []extract.RawFile
+	for _, source := range []string{raw.SourceRecon, raw.SourcePaymentOps, raw.SourceStatement,
+		raw.SourcePayment, raw.SourceLiquidation} {
+		var fs []raw.File
 		var size int64
 		for _, f := range files {
 			if f.Source == source {

@@ -6,24 +6,24 @@ import (
 	"fmt"
 	"strings"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // loadReport replaces the slice of one report in its table: the rows whose
 // window time falls in the report's window, and the rows whose key the file
 // brings again. A newer generation's changes to rows already loaded are
 // recorded in report_changes first.
-func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f extract.RawFile) (FileStats, error) {
+func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f raw.File) (FileStats, error) {
 	st := FileStats{File: &f}
-	if f.Status == extract.StatusFailed {
+	if f.Status == raw.StatusFailed {
 		return st, nil // nothing to replace: the previous data stays and the run is incomplete
 	}
 	produce := func(*builder) error { return nil } // EMPTY: the window now has no rows
-	if f.Status == extract.StatusReady {
+	if f.Status == raw.StatusReady {
 		switch strings.ToUpper(f.Format) {
-		case extract.FormatCSV:
+		case raw.FormatCSV:
 			produce = csvRows(l.path(f), f.Path)
-		case extract.FormatJSON:
+		case raw.FormatJSON:
 			produce = jsonReportRows(l.path(f), f.Path)
 		default:
 			return st, fmt.Errorf("report format %q not supported", f.Format)
@@ -70,12 +70,12 @@ func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f ext
 
 func reportType(t *Table) string {
 	switch t.Source {
-	case extract.SourcePaymentOps:
-		return extract.ReportPaymentOps
-	case extract.SourceRecon:
-		return extract.ReportRecon
+	case raw.SourcePaymentOps:
+		return raw.ReportPaymentOps
+	case raw.SourceRecon:
+		return raw.ReportRecon
 	default:
-		return extract.ReportFailureConversion
+		return raw.ReportFailureConversion
 	}
 }
 

@@ -9,7 +9,7 @@ package transform
 import (
 	"strings"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // Kind says how a column's value is parsed and validated.
@@ -121,7 +121,7 @@ var paymentID = required("network_payment_id")
 
 // PaymentOps is the PAYMENT_OPS report: the spec's field list, in order.
 var PaymentOps = Table{
-	Name: "payment_ops", Source: extract.SourcePaymentOps, Extra: true, Prov: ByReport, Payment: "network_payment_id",
+	Name: "payment_ops", Source: raw.SourcePaymentOps, Extra: true, Prov: ByReport, Payment: "network_payment_id",
 	Columns: report(cols(
 		text("end_to_end_id"), paymentID,
 		one("quote_ts", Time), one("created_at", Time), one("executed_at", Time),
@@ -139,7 +139,7 @@ var PaymentOps = Table{
 
 // Recon is the RECON report: one row per transaction of a payment.
 var Recon = Table{
-	Name: "recon_transactions", Source: extract.SourceRecon, Extra: true, Prov: ByReport, Payment: "network_payment_id",
+	Name: "recon_transactions", Source: raw.SourceRecon, Extra: true, Prov: ByReport, Payment: "network_payment_id",
 	Columns: report(cols(
 		text("end_to_end_id"), paymentID,
 		enum("payment_state", paymentStates),
@@ -170,7 +170,7 @@ var Recon = Table{
 
 // FailureConversion is the FAILURE_CONVERSION_SSA report.
 var FailureConversion = Table{
-	Name: "failure_conversions", Source: extract.SourceFailureConversion, Extra: true, Prov: ByReport, Payment: "network_payment_id",
+	Name: "failure_conversions", Source: raw.SourceFailureConversion, Extra: true, Prov: ByReport, Payment: "network_payment_id",
 	Columns: report(cols(
 		text("end_to_end_id"), paymentID,
 		text("execution_result_type"), one("execution_timestamp", Time),
@@ -189,7 +189,7 @@ var FailureConversion = Table{
 
 // StatementEntries are the entries of a ledger statement page.
 var StatementEntries = Table{
-	Name: "statement_entries", Source: extract.SourceStatement, Prov: ByRun, Payment: "transaction_id",
+	Name: "statement_entries", Source: raw.SourceStatement, Prov: ByRun, Payment: "transaction_id",
 	Columns: cols(
 		required("account"), required("transaction_id"),
 		enum("transaction_type", statementTypes), text("transaction_state"),
@@ -205,7 +205,7 @@ var StatementEntries = Table{
 // detail (GET /liquidations/{id}) flattened.
 var (
 	Liquidations = Table{
-		Name: "liquidations", Source: extract.SourceLiquidation, Extra: true, Prov: ByRun, Payment: "network_payment_id",
+		Name: "liquidations", Source: raw.SourceLiquidation, Extra: true, Prov: ByRun, Payment: "network_payment_id",
 		Columns: cols(
 			required("liquidation_id"), text("account_id"),
 			one("created_at", Time), one("modified_at", Time),
@@ -227,7 +227,7 @@ var (
 		Keep: "_file, _line",
 	}
 	LiquidationTrades = Table{
-		Name: "liquidation_trades", Source: extract.SourceLiquidation, Extra: true, Prov: ByRun,
+		Name: "liquidation_trades", Source: raw.SourceLiquidation, Extra: true, Prov: ByRun,
 		Columns: cols(
 			required("liquidation_id"), required("trade_id"),
 			one("created_at", Time), one("modified_at", Time), enum("status", liquidationStates),
@@ -237,7 +237,7 @@ var (
 		Key: []string{"liquidation_id"},
 	}
 	TradeExecutions = Table{
-		Name: "trade_executions", Source: extract.SourceLiquidation, Extra: true, Prov: ByRun,
+		Name: "trade_executions", Source: raw.SourceLiquidation, Extra: true, Prov: ByRun,
 		Columns: cols(
 			required("liquidation_id"), required("trade_id"), required("execution_id"),
 			one("executed_at", Time), enum("status", executionStates),
@@ -251,7 +251,7 @@ var (
 
 // Payments is the server API's view of payments (GET /v4/payments).
 var Payments = Table{
-	Name: "payments", Source: extract.SourcePayment, Prov: ByRun, Payment: "payment_id",
+	Name: "payments", Source: raw.SourcePayment, Prov: ByRun, Payment: "payment_id",
 	Columns: cols(
 		required("payment_id"), enum("payment_state", paymentStates), enum("payment_type", paymentTypes),
 		text("end_to_end_id", "contract_hash"),
@@ -270,7 +270,7 @@ var Payments = Table{
 
 // Transfers are the server API's transfers (GET /v4/transfers).
 var Transfers = Table{
-	Name: "transfers", Source: extract.SourceTransfer, Extra: true, Prov: ByRun,
+	Name: "transfers", Source: raw.SourceTransfer, Extra: true, Prov: ByRun,
 	Columns: cols(
 		required("transfer_id"), text("state", "owner_address", "sender_address", "receiver_address"),
 		one("amount", Amount), one("sending_fee", Amount), text("internal_id", "end_to_end_id"),
@@ -283,7 +283,7 @@ var Transfers = Table{
 // Balances is one balances snapshot (GET /v4/monitor/balances) flattened to
 // one row per account balance.
 var Balances = Table{
-	Name: "balances", Source: extract.SourceBalance, Extra: true, Prov: ByRun,
+	Name: "balances", Source: raw.SourceBalance, Extra: true, Prov: ByRun,
 	Columns: cols(
 		[]Column{{Name: "fetched_at", Kind: Time, Required: true}}, enum("side", balanceSides), text("institution"),
 		one("currency", Currency), one("aggregate_balance", Amount),
@@ -295,7 +295,7 @@ var Balances = Table{
 
 // Fees is the fee configuration (GET /v4/config/fees).
 var Fees = Table{
-	Name: "fees", Source: extract.SourceFee, Prov: ByRun,
+	Name: "fees", Source: raw.SourceFee, Prov: ByRun,
 	Columns: cols(
 		required("fee_id"), one("value", Amount), one("currency_code", Currency),
 		enum("role_type", feeRoleTypes), enum("payment_type", paymentTypes), enum("node_type", feeNodeTypes),
@@ -307,38 +307,6 @@ var Fees = Table{
 	Keep: "_file, _line",
 }
 
-// Tables lists the report tables.
-var Tables = []*Table{&PaymentOps, &Recon, &FailureConversion}
-
-// TableFor returns the report table of a raw file's source.
-func TableFor(source string) (*Table, bool) {
-	for _, t := range Tables {
-		if t.Source == source {
-			return t, true
-		}
-	}
-	return nil, false
-}
-
-// allTables lists every table a source loads through a Table.
-var allTables = []*Table{&PaymentOps, &Recon, &FailureConversion, &StatementEntries, &Liquidations,
-	&LiquidationTrades, &TradeExecutions, &Payments, &PaymentFees, &PaymentExecutionResults, &PaymentQuoteElements,
-	&PaymentUserInfo, &Transfers, &Balances, &Fees}
-
-// TablesOf lists the warehouse tables the raw files of a source load.
-func TablesOf(source string) []string {
-	var out []string
-	if source == extract.SourceStatement {
-		out = append(out, "statements") // loaded from the page headers, without a Table
-	}
-	for _, t := range allTables {
-		if t.Source == source {
-			out = append(out, t.Name)
-		}
-	}
-	return out
-}
-
 // KnownValue is one value of an open list that recon knows.
 type KnownValue struct{ Table, Column, Value string }
 
@@ -346,7 +314,7 @@ type KnownValue struct{ Table, Column, Value string }
 // warehouse's known_values and unknown_values are built from.
 func KnownValues() []KnownValue {
 	var out []KnownValue
-	for _, t := range allTables {
+	for _, t := range allTables() {
 		for _, c := range t.Columns {
 			for _, v := range c.Values {
 				out = append(out, KnownValue{t.Name, c.Name, v})

@@ -10,20 +10,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
-// raw is one raw file of a hand-made extract folder.
-type raw struct {
-	file extract.RawFile
+// rawFile is one raw file of a hand-made extract folder.
+type rawFile struct {
+	file raw.File
 	body []byte
 }
 
 // writeExtract writes files and their index.json into a new folder.
-func writeExtract(t *testing.T, files ...raw) string {
+func writeExtract(t *testing.T, files ...rawFile) string {
 	t.Helper()
 	dir := t.TempDir()
-	var index []extract.RawFile
+	var index []raw.File
 	for _, f := range files {
 		index = append(index, f.file)
 		if f.file.Path == "" {
@@ -47,9 +47,9 @@ func writeExtract(t *testing.T, files ...raw) string {
 	return dir
 }
 
-func window(t *testing.T, from, to string) extract.Window {
+func window(t *testing.T, from, to string) raw.Window {
 	t.Helper()
-	w, err := extract.ParseWindow(from, to)
+	w, err := raw.ParseWindow(from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +65,9 @@ func readTestdata(t *testing.T, path string) []byte {
 	return b
 }
 
-func opsReport(t *testing.T, id, from, to string, body []byte) raw {
-	return raw{extract.RawFile{Source: extract.SourcePaymentOps, Format: extract.FormatCSV, Path: "reports/" + id + ".csv",
-		Window: window(t, from, to), Status: extract.StatusReady, ReportID: id, Request: "GET /v1/reports/download/" + id}, body}
+func opsReport(t *testing.T, id, from, to string, body []byte) rawFile {
+	return rawFile{raw.File{Source: raw.SourcePaymentOps, Format: raw.FormatCSV, Path: "reports/" + id + ".csv",
+		Window: window(t, from, to), Status: raw.StatusReady, ReportID: id, Request: "GET /v1/reports/download/" + id}, body}
 }
 
 // replaceOnLine replaces old by new on the line of the CSV text that contains marker.
@@ -210,21 +210,21 @@ func TestOverlappingRangesNeverDuplicate(t *testing.T) {
 
 	// Statements: the one-day window, then a two-day window with the same entries.
 	src := "../testdata/load/sources"
-	files, err := extract.ReadIndex(src)
+	files, err := raw.ReadIndex(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stmtDay, stmtTwo []raw
+	var stmtDay, stmtTwo []rawFile
 	for _, f := range files {
-		if f.Source != extract.SourceStatement {
+		if f.Source != raw.SourceStatement {
 			continue
 		}
 		body := readTestdata(t, "sources/"+f.Path)
-		stmtDay = append(stmtDay, raw{f, body})
+		stmtDay = append(stmtDay, rawFile{f, body})
 		g := f
 		g.Window = window(t, "2026-10-01", "2026-10-02")
 		g.Path = strings.Replace(f.Path, "2026-10-01_2026-10-01", "2026-10-01_2026-10-02", 1)
-		stmtTwo = append(stmtTwo, raw{g, body})
+		stmtTwo = append(stmtTwo, rawFile{g, body})
 	}
 	for _, order := range [][]string{{day, late, span, src}, {span, day, late, src}} {
 		db := newDB(t)
@@ -249,7 +249,7 @@ func TestOverlappingRangesNeverDuplicate(t *testing.T) {
 // rows an earlier load brought; another list of the same source still loads.
 func TestSourceNotPulledKeepsItsRows(t *testing.T) {
 	src := "../testdata/load/sources"
-	files, err := extract.ReadIndex(src)
+	files, err := raw.ReadIndex(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,16 +267,16 @@ func TestSourceNotPulledKeepsItsRows(t *testing.T) {
 		t.Fatalf("the sources hold %v liquidations and payments", before)
 	}
 	w := window(t, "2026-10-01", "2026-10-02")
-	failed := func(source string) raw {
-		return raw{file: extract.RawFile{Source: source, Format: extract.FormatJSON, Window: w, Status: extract.StatusFailed}}
+	failed := func(source string) rawFile {
+		return rawFile{file: raw.File{Source: source, Format: raw.FormatJSON, Window: w, Status: raw.StatusFailed}}
 	}
-	var page raw // one page of the payments, loaded again beside a list that failed
+	var page rawFile // one page of the payments, loaded again beside a list that failed
 	for _, f := range files {
-		if f.Source == extract.SourcePayment && f.Page == 0 {
-			page = raw{f, readTestdata(t, "sources/"+f.Path)}
+		if f.Source == raw.SourcePayment && f.Page == 0 {
+			page = rawFile{f, readTestdata(t, "sources/"+f.Path)}
 		}
 	}
-	load(t, db, writeExtract(t, failed(extract.SourceLiquidation), failed(extract.SourcePayment), page))
+	load(t, db, writeExtract(t, failed(raw.SourceLiquidation), failed(raw.SourcePayment), page))
 	if after := count(); after != before {
 		t.Errorf("liquidations and payments %v after a load that pulled neither, %v before", after, before)
 	}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // rowFunc adds one element of a page's content to a builder.
@@ -106,29 +105,20 @@ func paymentRow(b *builder, at pos, raw json.RawMessage) error {
 	return err
 }
 
-// readPage returns the content of a server API page envelope.
+// readPage returns the items of a server API page (raw.Content).
 func readPage(path string) ([]json.RawMessage, error) {
 	body, err := readDoc(path)
 	if err != nil {
 		return nil, err
 	}
-	var page struct {
-		Content *[]json.RawMessage `json:"content"`
-	}
-	if err := decodeJSON(body, &page); err != nil {
-		return nil, fmt.Errorf("not a page envelope: %w", err)
-	}
-	if page.Content == nil {
-		return nil, errors.New("page envelope without content")
-	}
-	return *page.Content, nil
+	return raw.Content.Items(body)
 }
 
 // loadKeyed loads all pages of a keyed source (payments, transfers, fees) in
 // one transaction: every key brought replaces its row, a key on two pages
 // keeps one row (Table.Keep), and the fee configuration, a snapshot, is
 // replaced whole.
-func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files []extract.RawFile, row rowFunc) ([]FileStats, error) {
+func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files []raw.File, row rowFunc) ([]FileStats, error) {
 	b := newBuilder(t, nil)
 	defer b.release()
 	err := stageRows(ctx, conn, "stage", b, func(b *builder) error {
@@ -165,7 +155,7 @@ func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files 
 		`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT record_key FROM stage_quarantine)`,
 		fmt.Sprintf(`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT %s FROM stage)`, key),
 	}
-	if t.Source == extract.SourceFee {
+	if t.Source == raw.SourceFee {
 		stmts = []string{`DELETE FROM fees`, `DELETE FROM quarantine WHERE source = $source`}
 	}
 	// The quarantine rows of the pages' windows go before any is added.
@@ -185,7 +175,7 @@ type balancesJSON struct {
 }
 
 // loadBalances replaces one balances snapshot, keyed by the time of the response.
-func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f extract.RawFile) ([]FileStats, error) {
+func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f raw.File) ([]FileStats, error) {
 	if f.FetchedAt.IsZero() {
 		return nil, fmt.Errorf("balances %s: no fetched_at in the index (the snapshot's time is its key)", f.Path)
 	}
@@ -245,7 +235,7 @@ func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f extract.Raw
 	if err != nil {
 		return nil, fmt.Errorf("read balances %s: %w", f.Path, err)
 	}
-	stats := fileStats([]extract.RawFile{f}, b)
+	stats := fileStats([]raw.File{f}, b)
 	if err := stageRecord(ctx, conn, b.bad, stats); err != nil {
 		return nil, err
 	}
@@ -255,7 +245,7 @@ func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f extract.Raw
 	}
 	defer tx.Rollback()
 	args := append(windowArgs(f), sql.Named("fetched", f.FetchedAt), sql.Named("key", snapshot),
-		sql.Named("source", extract.SourceBalance), sql.Named("run_id", l.runID), sql.Named("file", f.Path),
+		sql.Named("source", raw.SourceBalance), sql.Named("run_id", l.runID), sql.Named("file", f.Path),
 		sql.Named("account", nil), sql.Named("report_id", nil))
 	if err := execAll(ctx, tx, args, append([]string{
 		`DELETE FROM balances WHERE fetched_at = $fetched`,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // statementPage is one page of GET /statement/{account}.
@@ -41,7 +41,7 @@ func readStatementPage(path string) (statementPage, error) {
 // loadStatement replaces one account's statement slice (all pages of one
 // window): its header, superseding the headers of windows it covers, and the
 // entries created in the window or brought again.
-func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []extract.RawFile) ([]FileStats, error) {
+func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []raw.File) ([]FileStats, error) {
 	first := pages[0]
 	head, err := readStatementPage(l.path(first))
 	if err != nil {
@@ -94,7 +94,7 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []extr
 		return nil, err
 	}
 	defer tx.Rollback()
-	args := append(windowArgs(first), sql.Named("account", first.Account), sql.Named("source", extract.SourceStatement),
+	args := append(windowArgs(first), sql.Named("account", first.Account), sql.Named("source", raw.SourceStatement),
 		sql.Named("run_id", l.runID), sql.Named("report_id", nil))
 	if err := execAll(ctx, tx, args,
 		`DELETE FROM statement_entries WHERE account = $account AND ((created_at >= $start AND created_at < $end)

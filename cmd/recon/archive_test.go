@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	"recon/extract/sandbox/sandboxtest"
 	"recon/output/s3test"
@@ -84,7 +85,7 @@ func TestDiffCommand(t *testing.T) {
 	dir := t.TempDir()
 	cfg := pipeline.Config{
 		DB: filepath.Join(dir, "recon.duckdb"), ArchiveURL: filepath.Join(dir, "archive"), WorkDir: filepath.Join(dir, "work"),
-		Accounts: srv.Sandbox.Accounts(), Format: extract.FormatCSV, Version: "test",
+		Accounts: srv.Sandbox.Accounts(), Format: raw.FormatCSV, Version: "test",
 		Now:     func() time.Time { clock = clock.Add(time.Second); return clock },
 		Extract: srv.ExtractConfig(extract.Config{PollInterval: time.Millisecond, Retry: extract.RetryPolicy{MaxAttempts: 3}}),
 	}
@@ -93,7 +94,7 @@ func TestDiffCommand(t *testing.T) {
 		if i == 1 { // a threshold no payment exceeds: the second run resolves those breaks
 			cfg.Params = map[string]string{"fx_rate_outlier.threshold_bps": "1000000"}
 		}
-		w, _ := extract.NewWindow(day0.AddDate(0, 0, days[0]), day0.AddDate(0, 0, days[1]))
+		w, _ := raw.NewWindow(day0.AddDate(0, 0, days[0]), day0.AddDate(0, 0, days[1]))
 		res, err := pipeline.Run(context.Background(), cfg, w)
 		if err != nil {
 			t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/internal/bench"
 )
 
@@ -30,7 +30,7 @@ func (a *app) benchCmd() *cobra.Command {
 				pa := bench.PhaseArgs{Phase: phase, CSV: csvPath, Dir: dir, DB: db, Accounts: splitList(accounts)}
 				var err error
 				if day != "" {
-					if pa.Day, err = time.Parse(extract.DateLayout, day); err != nil {
+					if pa.Day, err = time.Parse(raw.DateLayout, day); err != nil {
 						return usageErr("--from: %v", err)
 					}
 				}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 )
 
@@ -120,13 +121,13 @@ func TestDemo(t *testing.T) {
 	if len(inputs) != 1 {
 		t.Fatalf("inputs: %v", inputs)
 	}
-	files, err := extract.ReadIndex(inputs[0])
+	files, err := raw.ReadIndex(inputs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	var accounts []string
 	for _, f := range files {
-		if f.Source == extract.SourceStatement && !slices.Contains(accounts, f.Account) {
+		if f.Source == raw.SourceStatement && !slices.Contains(accounts, f.Account) {
 			accounts = append(accounts, f.Account)
 		}
 	}
@@ -157,7 +158,7 @@ func demoTokens(t *testing.T, days, n int) []string {
 	t.Helper()
 	f := sandboxFlags{seed: 1, days: days, perDay: 40}
 	now := time.Now().UTC()
-	f.start = now.AddDate(0, 0, -days).Format(extract.DateLayout)
+	f.start = now.AddDate(0, 0, -days).Format(raw.DateLayout)
 	srv, err := f.serve(now, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

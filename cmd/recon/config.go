@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/webhook"
 	"recon/output"
 	"recon/pipeline"
@@ -427,7 +428,7 @@ func parseDay(s string, now time.Time) (time.Time, error) {
 	case "yesterday":
 		return today.AddDate(0, 0, -1), nil
 	}
-	t, err := time.Parse(extract.DateLayout, s)
+	t, err := time.Parse(raw.DateLayout, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("date %q: want YYYY-MM-DD, today or yesterday", s)
 	}

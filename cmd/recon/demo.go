@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 func (a *app) demoCmd() *cobra.Command {
@@ -23,7 +23,7 @@ the archived reports are. The archive defaults to recon-archive beside the datab
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			now := time.Now().UTC()
-			f.start = now.AddDate(0, 0, -f.days).Format(extract.DateLayout)
+			f.start = now.AddDate(0, 0, -f.days).Format(raw.DateLayout)
 			srv, err := f.serve(now, "127.0.0.1:0")
 			if err != nil {
 				return err
@@ -37,7 +37,7 @@ the archived reports are. The archive defaults to recon-archive beside the datab
 			pc.Accounts = sb.Accounts()
 			pc.Extract = srv.ExtractConfig(pc.Extract)
 			pc.Extract.PollInterval = 200 * time.Millisecond
-			w, err := extract.NewWindow(now.AddDate(0, 0, -f.days), now.AddDate(0, 0, -1))
+			w, err := raw.NewWindow(now.AddDate(0, 0, -f.days), now.AddDate(0, 0, -1))
 			if err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	"recon/extract/sandbox/sandboxtest"
 	"recon/output"
@@ -86,7 +87,7 @@ var (
 )
 
 // dayN is day0 plus n days, as YYYY-MM-DD.
-func dayN(n int) string { return day0.AddDate(0, 0, n).Format(extract.DateLayout) }
+func dayN(n int) string { return day0.AddDate(0, 0, n).Format(raw.DateLayout) }
 
 // network is a sandbox on a loopback port behind a recording middleware, and
 // the environment that points recon at it, with a database and archive in
@@ -172,8 +173,8 @@ func (n *network) failReports(typ string) {
 		rec := httptest.NewRecorder()
 		n.sb.Handler().ServeHTTP(rec, r)
 		var body map[string]any
-		if json.Unmarshal(rec.Body.Bytes(), &body) == nil && body["reportType"] == typ && body["reportStatus"] == extract.StatusReady {
-			body["reportStatus"] = extract.StatusFailed
+		if json.Unmarshal(rec.Body.Bytes(), &body) == nil && body["reportType"] == typ && body["reportStatus"] == raw.StatusReady {
+			body["reportStatus"] = raw.StatusFailed
 			delete(body, "downloadLink")
 			b, _ := json.Marshal(body)
 			rec.Body = bytes.NewBuffer(b)

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"recon/extract"
+	"recon/extract/raw"
 )
 
 func (a *app) loadCmd() *cobra.Command {
@@ -30,14 +31,14 @@ The window defaults to the days the report files cover; --from and --to set it.`
 			if dir == "" {
 				return usageErr("--dir is required")
 			}
-			var w extract.Window
+			var w raw.Window
 			var err error
 			if from != "" || to != "" {
 				if w, err = window(from, to, time.Now()); err != nil {
 					return err
 				}
 			} else {
-				files, err := extract.ReadIndex(dir)
+				files, err := raw.ReadIndex(dir)
 				if err != nil {
 					return usageErr("--dir: %v", err)
 				}

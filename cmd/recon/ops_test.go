@@ -24,6 +24,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/transform"
 )
 
@@ -41,7 +42,7 @@ func TestExitCodes(t *testing.T) {
 		{"1 error: the token service refuses the secret", func(*network) { t.Setenv("RECON_CLIENT_SECRET", "wrong") }, nil, exitError, "token"},
 		{"2 usage: bad date", nil, []string{"--to", "2026-02-30"}, exitUsage, "want YYYY-MM-DD"},
 		{"2 usage: bad configuration", func(*network) { t.Setenv("RECON_REPORT_FORMAT", "XML") }, nil, exitUsage, "XML"},
-		{"3 incomplete: a report FAILED", func(n *network) { n.failReports(extract.ReportRecon) }, []string{"--fail-on-breaks"}, exitIncomplete, "incomplete"},
+		{"3 incomplete: a report FAILED", func(n *network) { n.failReports(raw.ReportRecon) }, []string{"--fail-on-breaks"}, exitIncomplete, "incomplete"},
 		{"4 breaks with --fail-on-breaks", nil, []string{"--fail-on-breaks"}, exitBreaks, "open breaks"},
 	}
 	for _, tt := range tests {
@@ -520,7 +521,7 @@ func TestRunNightly(t *testing.T) {
 	if floor := yesterday.AddDate(0, 0, -269); from.Before(floor) {
 		from = floor
 	}
-	if want := "reconcile " + from.Format(extract.DateLayout) + ".." + yesterday.Format(extract.DateLayout); !strings.Contains(stdout, want) {
+	if want := "reconcile " + from.Format(raw.DateLayout) + ".." + yesterday.Format(raw.DateLayout); !strings.Contains(stdout, want) {
 		t.Errorf("plan lacks %q:\n%s", want, stdout)
 	}
 	if code, _, _ := run(t, "run", "--nightly", "--from", "yesterday"); code != exitUsage {

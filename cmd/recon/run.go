@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/pipeline"
 )
@@ -49,7 +50,7 @@ and ends incomplete (exit 3), recorded as such in the run ledger.`,
   RECON_CONFIG=/etc/recon/recon.toml recon run --from yesterday --to today`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var w extract.Window
+			var w raw.Window
 			var err error
 			if !nightly {
 				if w, err = window(from, to, time.Now()); err != nil {
@@ -94,7 +95,7 @@ type runOpts struct {
 
 // runPipeline runs the pipeline over w with progress on a terminal, prints
 // the result and maps it to the exit code: recon run, load and demo.
-func (a *app) runPipeline(cmd *cobra.Command, cfg pipeline.Config, w extract.Window, o runOpts) error {
+func (a *app) runPipeline(cmd *cobra.Command, cfg pipeline.Config, w raw.Window, o runOpts) error {
 	ctx, stop := a.withProgress(cmd.Context())
 	res, err := pipeline.Run(ctx, cfg, w)
 	stop()
@@ -121,16 +122,16 @@ func runError(ctx context.Context, err error) error {
 }
 
 // nightlyWindow is the window of run --nightly.
-func (a *app) nightlyWindow(cmd *cobra.Command, cfg pipeline.Config, from, to string) (extract.Window, error) {
+func (a *app) nightlyWindow(cmd *cobra.Command, cfg pipeline.Config, from, to string) (raw.Window, error) {
 	if from != "" || to != "" {
-		return extract.Window{}, usageErr("--nightly takes no --from or --to")
+		return raw.Window{}, usageErr("--nightly takes no --from or --to")
 	}
 	if err := cfg.Schedule.Validate(); err != nil {
-		return extract.Window{}, usageErr("configuration:\n%v", err)
+		return raw.Window{}, usageErr("configuration:\n%v", err)
 	}
 	last, err := pipeline.LastComplete(cmd.Context(), cfg.DB)
 	if err != nil {
-		return extract.Window{}, err
+		return raw.Window{}, err
 	}
 	w, skipped := pipeline.NightlyWindow(time.Now(), last, cfg.Schedule)
 	if skipped != nil {
@@ -139,21 +140,21 @@ func (a *app) nightlyWindow(cmd *cobra.Command, cfg pipeline.Config, from, to st
 	return w, nil
 }
 
-func window(from, to string, now time.Time) (extract.Window, error) {
+func window(from, to string, now time.Time) (raw.Window, error) {
 	if from == "" || to == "" {
-		return extract.Window{}, usageErr("--from and --to are required")
+		return raw.Window{}, usageErr("--from and --to are required")
 	}
 	f, err := parseDay(from, now)
 	if err != nil {
-		return extract.Window{}, usageErr("--from: %v", err)
+		return raw.Window{}, usageErr("--from: %v", err)
 	}
 	t, err := parseDay(to, now)
 	if err != nil {
-		return extract.Window{}, usageErr("--to: %v", err)
+		return raw.Window{}, usageErr("--to: %v", err)
 	}
-	w, err := extract.NewWindow(f, t)
+	w, err := raw.NewWindow(f, t)
 	if err != nil {
-		return extract.Window{}, usageErr("%v", err)
+		return raw.Window{}, usageErr("%v", err)
 	}
 	return w, nil
 }
@@ -182,7 +183,7 @@ func printPlan(w io.Writer, cfg pipeline.Config, p *pipeline.Plan) {
 			what += " " + c.Account + " " + c.Window.String()
 		case !c.Window.From.IsZero():
 			what += " " + c.Window.String()
-			if !slices.Contains(extract.ReportTypes, c.What) {
+			if !slices.Contains(raw.ReportTypes, c.What) {
 				break
 			}
 			if chunks[c.What] == 0 {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 )
 
@@ -135,6 +135,6 @@ a separate download host and malformed rows (docs/sandbox.md).`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address")
-	f.register(cmd, time.Now().UTC().AddDate(0, 0, -7).Format(extract.DateLayout))
+	f.register(cmd, time.Now().UTC().AddDate(0, 0, -7).Format(raw.DateLayout))
 	return cmd
 }

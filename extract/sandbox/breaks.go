@@ -10,7 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // Rows an injected break leaves out of the served data.
@@ -390,7 +390,7 @@ func (s *Sandbox) malformedTruth() []TruthBreak {
 	from, to := dayTime(s.start), dayTime(s.start+s.days)
 	for _, typ := range slices.Sorted(maps.Keys(layouts)) {
 		s.eachRow(typ, from, to, func(r row) error { // the callback never fails
-			if _, bad := s.malformed(r, extract.FormatCSV); bad { // the draw is the same for JSON
+			if _, bad := s.malformed(r, raw.FormatCSV); bad { // the draw is the same for JSON
 				out = append(out, TruthBreak{RuleID: "row_quarantined", PaymentID: r.v[r.l.idx["network_payment_id"]]})
 			}
 			return nil

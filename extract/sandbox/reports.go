@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"recon/extract"
+	"recon/extract/raw"
 )
 
 // Reporting error codes (extract/provider.go).
@@ -30,7 +31,7 @@ const (
 	rptType     = "RPT_7"
 )
 
-var formats = []string{extract.FormatCSV, extract.FormatJSON}
+var formats = []string{raw.FormatCSV, raw.FormatJSON}
 
 // report is one report record.
 type report struct {
@@ -80,12 +81,12 @@ func (s *Sandbox) resolve(rp *report) {
 		rp.status = rp.fault
 		if !s.reports.counted[rp.id] {
 			s.reports.counted[rp.id] = true
-			s.faults.add(map[string]string{extract.StatusFailed: faultFailed, extract.StatusEmpty: faultEmpty}[rp.fault], 1)
+			s.faults.add(map[string]string{raw.StatusFailed: faultFailed, raw.StatusEmpty: faultEmpty}[rp.fault], 1)
 		}
 	case s.hasRows(rp.typ, rp.start, rp.until()):
-		rp.status = extract.StatusReady
+		rp.status = raw.StatusReady
 	default:
-		rp.status = extract.StatusEmpty
+		rp.status = raw.StatusEmpty
 	}
 }
 
@@ -95,9 +96,9 @@ func (s *Sandbox) reportFault(key string, n int) string {
 	x := s.rng(tagReportFault, hash(key), uint64(n)).Float64()
 	switch f := s.cfg.Faults; {
 	case x < f.FailedReports:
-		return extract.StatusFailed
+		return raw.StatusFailed
 	case x < f.FailedReports+f.EmptyReports:
-		return extract.StatusEmpty
+		return raw.StatusEmpty
 	}
 	return ""
 }
@@ -122,7 +123,7 @@ func (s *Sandbox) scheduled() []*report {
 	}
 	var out []*report
 	for _, p := range periods {
-		for ti, typ := range extract.ReportTypes {
+		for ti, typ := range raw.ReportTypes {
 			for fi, format := range formats {
 				id := newUUID(s.rng(tagScheduled, mix(uint64(unixDay(p.from)), uint64(unixDay(p.to))), uint64(ti*len(formats)+fi)))
 				if s.reports.deleted[id] {
@@ -181,7 +182,7 @@ func (s *Sandbox) createReport(w http.ResponseWriter, r *http.Request) {
 	switch n := utf8.RuneCountInString(req.ReportName); {
 	case n < 1 || n > 256:
 		bad(rptInvalid, "reportName must be 1..256 characters")
-	case !slices.Contains(extract.ReportTypes, req.ReportType):
+	case !slices.Contains(raw.ReportTypes, req.ReportType):
 		bad(rptType, "unsupported reportType "+strconv.Quote(req.ReportType))
 	case !slices.Contains(formats, req.ReportFormat):
 		bad(rptType, "unsupported reportFormat "+strconv.Quote(req.ReportFormat))
@@ -265,7 +266,7 @@ func (s *Sandbox) getReport(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		link := ""
-		if rp.status == extract.StatusReady {
+		if rp.status == raw.StatusReady {
 			link = s.downloadLink(r, rp)
 		}
 		body = rp.json(link)
@@ -309,7 +310,7 @@ func (s *Sandbox) downloadLink(r *http.Request, rp *report) string {
 		}
 		return scheme + "://" + r.Host + extract.PathReportDownload + rp.id
 	}
-	ext := map[string]string{extract.FormatCSV: ".csv", extract.FormatJSON: ".json"}[rp.format]
+	ext := map[string]string{raw.FormatCSV: ".csv", raw.FormatJSON: ".json"}[rp.format]
 	expires := strconv.FormatInt(s.now().Add(time.Hour).Unix(), 10)
 	return s.cfg.FilesURL + "/files/" + rp.id + ext + "?" + url.Values{
 		"expires": {expires}, "signature": {s.sign(rp.id, expires)}}.Encode()
@@ -365,10 +366,10 @@ func (s *Sandbox) serveReport(w http.ResponseWriter, id string) {
 	case rp == nil:
 		s.reportError(w, http.StatusNotFound, rptNotFound, "Not Found", "no report "+id)
 		return
-	case cp.status == extract.StatusEmpty:
+	case cp.status == raw.StatusEmpty:
 		w.WriteHeader(http.StatusNoContent)
 		return
-	case cp.status != extract.StatusReady:
+	case cp.status != raw.StatusReady:
 		s.reportError(w, http.StatusConflict, rptNotReady, "Conflict", "report "+id+" is "+cp.status)
 		return
 	}
@@ -384,7 +385,7 @@ func (s *Sandbox) serveReport(w http.ResponseWriter, id string) {
 		size = c.n
 	}
 	ext, ctype := "csv", "text/csv; charset=utf-8"
-	if cp.format == extract.FormatJSON {
+	if cp.format == raw.FormatJSON {
 		ext, ctype = "json", "application/json"
 	}
 	w.Header().Set("Content-Type", ctype)

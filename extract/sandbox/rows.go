@@ -14,7 +14,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // column is one report column; numbers are written bare in JSON, and
@@ -42,12 +42,12 @@ func newLayout(spec string) *layout {
 }
 
 var layouts = map[string]*layout{
-	extract.ReportPaymentOps: newLayout(`end_to_end_id network_payment_id quote_ts created_at executed_at
+	raw.ReportPaymentOps: newLayout(`end_to_end_id network_payment_id quote_ts created_at executed_at
 		sender_address sender_customer sent_amount# sent_currency withdrawal_result_amount#
 		receiver_address receiver_customer received_amount# received_currency fx_spot_rate#
 		source_exchange destination_exchange payment_method payment_state
 		remitter_name remitter_account beneficiary_name beneficiary_account payment_batch_id`),
-	extract.ReportRecon: newLayout(`end_to_end_id network_payment_id payment_state internal_payment_state quote_ts
+	raw.ReportRecon: newLayout(`end_to_end_id network_payment_id payment_state internal_payment_state quote_ts
 		executed_at sender_address sender_customer sent_amount# sent_currency receiver_address
 		receiver_customer received_amount# received_currency fx_spot_rate# source_exchange
 		destination_exchange payment_method transaction_id transaction_type transaction_state venue_id
@@ -59,7 +59,7 @@ var layouts = map[string]*layout{
 		destination_result_adjusted_amount# destination_result_incentive_value#
 		destination_result_proceeds# destination_result_adjusted_proceeds# liquidation_status
 		liquidation_trade_request_status payment_batch_id`),
-	extract.ReportFailureConversion: newLayout(`end_to_end_id network_payment_id execution_result_type
+	raw.ReportFailureConversion: newLayout(`end_to_end_id network_payment_id execution_result_type
 		execution_timestamp fiat_adjusted_value# fx_rate# intermediary_delta# payment_state
 		sent_amount# sent_currency received_amount# received_currency transfer_currency venue_id
 		ssa_account sender_customer ssa_remote_transfer_id ssa_transfer_amount# ssa_balance_change#
@@ -117,7 +117,7 @@ func (p *payment) putPayment(r row) {
 }
 
 func (p *payment) opsRow() row {
-	r := layouts[extract.ReportPaymentOps].row()
+	r := layouts[raw.ReportPaymentOps].row()
 	p.putPayment(r)
 	if p.out && p.odl {
 		r.put("withdrawal_result_amount", xrp(p.withdrawal))
@@ -131,7 +131,7 @@ func (p *payment) opsRow() row {
 // a same-currency payment has two fiat transfers.
 func (s *Sandbox) reconRows(p *payment) []row {
 	x := s.rng(tagRecon, uint64(p.day), uint64(p.idx))
-	l := layouts[extract.ReportRecon]
+	l := layouts[raw.ReportRecon]
 	var rows []row
 	leg := func(typ, state string) row {
 		r := l.row()
@@ -213,7 +213,7 @@ func (s *Sandbox) failureRow(p *payment) row {
 	cur := currencies[p.receiver.currency]
 	rate := cur.perUSD.Mul(xrpUSD).Mul(jitter(x, 1000)).Round(6)
 	amount := p.deposit.Mul(rate).Round(2)
-	r := layouts[extract.ReportFailureConversion].row()
+	r := layouts[raw.ReportFailureConversion].row()
 	p.putPayment(r)
 	r.put("execution_result_type", "EXCHANGE_TRADE")
 	r.put("execution_timestamp", ts(p.failed))
@@ -241,14 +241,14 @@ func venue(r *rand.Rand, exchange string) string {
 // eachRow calls fn for the rows of a report over [from, to), in order.
 func (s *Sandbox) eachRow(typ string, from, to time.Time, fn func(row) error) error {
 	switch typ {
-	case extract.ReportPaymentOps:
+	case raw.ReportPaymentOps:
 		return s.each(from, to, func(p *payment) error {
 			if p.omit&omitOps != 0 {
 				return nil
 			}
 			return fn(p.opsRow())
 		})
-	case extract.ReportRecon:
+	case raw.ReportRecon:
 		return s.each(from, to, func(p *payment) error {
 			if p.omit&omitRecon != 0 {
 				return nil
@@ -260,7 +260,7 @@ func (s *Sandbox) eachRow(typ string, from, to time.Time, fn func(row) error) er
 			}
 			return nil
 		})
-	case extract.ReportFailureConversion:
+	case raw.ReportFailureConversion:
 		return s.each(from.Add(-maxLag), to, func(p *payment) error {
 			if p.state != stateFailed || !within(p.failed, from, to) {
 				return nil
@@ -281,7 +281,7 @@ func (s *Sandbox) hasRows(typ string, from, to time.Time) bool {
 // WriteReport writes the report of a type and format over the window's days,
 // the same bytes the download serves (malformed rows included), and returns
 // its number of rows without the malformed ones.
-func (s *Sandbox) WriteReport(w io.Writer, reportType, format string, win extract.Window) (rows int, err error) {
+func (s *Sandbox) WriteReport(w io.Writer, reportType, format string, win raw.Window) (rows int, err error) {
 	rows, _, err = s.writeReport(w, reportType, format, win.Start(), win.End())
 	return rows, err
 }
@@ -296,7 +296,7 @@ func (s *Sandbox) writeReport(w io.Writer, typ, format string, from, to time.Tim
 	var emit func(row) error
 	var end func() error
 	switch format {
-	case extract.FormatCSV:
+	case raw.FormatCSV:
 		cw := csv.NewWriter(w)
 		head := make([]string, len(l.cols))
 		for i, c := range l.cols {
@@ -307,7 +307,7 @@ func (s *Sandbox) writeReport(w io.Writer, typ, format string, from, to time.Tim
 		}
 		emit = func(r row) error { return cw.Write(r.v) }
 		end = func() error { cw.Flush(); return cw.Error() }
-	case extract.FormatJSON:
+	case raw.FormatJSON:
 		bw := bufio.NewWriter(w)
 		var buf []byte
 		sep := "[\n"
@@ -389,7 +389,7 @@ func (s *Sandbox) malformed(r row, format string) (row, bool) {
 			bad.put(c, "31/12/2026 25:61")
 		}
 	default:
-		if format == extract.FormatCSV {
+		if format == raw.FormatCSV {
 			bad.v = bad.v[:len(bad.v)-3]
 		} else {
 			bad.put("sent_amount", `{"value":"1.00"}`) // a number column: written as is

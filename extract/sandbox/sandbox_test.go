@@ -20,6 +20,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 )
 
@@ -140,22 +141,22 @@ func (e *env) token(t *testing.T) string {
 
 func stamp(t time.Time) string { return t.Format(extract.TimeFormat) }
 
-func window(t *testing.T, from, to string) extract.Window {
+func window(t *testing.T, from, to string) raw.Window {
 	t.Helper()
-	w, err := extract.ParseWindow(from, to)
+	w, err := raw.ParseWindow(from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
 
-func reportRequest(typ, format string, w extract.Window) map[string]string {
+func reportRequest(typ, format string, w raw.Window) map[string]string {
 	return map[string]string{"reportName": "test", "reportType": typ, "reportFormat": format,
 		"startDate": stamp(w.Start()), "endDate": stamp(w.End().Add(-time.Millisecond))}
 }
 
 // fetchReport creates a report, polls it until it is no longer PENDING and downloads it.
-func (e *env) fetchReport(t *testing.T, tok, typ, format string, w extract.Window) (status int, body []byte) {
+func (e *env) fetchReport(t *testing.T, tok, typ, format string, w raw.Window) (status int, body []byte) {
 	t.Helper()
 	resp, b := e.call(t, "POST", extract.PathReports, tok, reportRequest(typ, format, w))
 	if resp.StatusCode != 200 {
@@ -195,7 +196,7 @@ func readCSV(t *testing.T, b []byte) []map[string]string {
 	return out
 }
 
-func writeReport(t *testing.T, s *sandbox.Sandbox, typ, format string, w extract.Window) ([]byte, int) {
+func writeReport(t *testing.T, s *sandbox.Sandbox, typ, format string, w raw.Window) ([]byte, int) {
 	t.Helper()
 	var buf bytes.Buffer
 	n, err := s.WriteReport(&buf, typ, format, w)
@@ -222,8 +223,8 @@ func TestReportsAreDeterministic(t *testing.T) {
 	a, b, other := start(t, sandbox.Config{}), start(t, sandbox.Config{}), start(t, sandbox.Config{Seed: 8})
 	tok := a.token(t)
 	w := window(t, "2026-10-01", "2026-10-03")
-	for _, typ := range extract.ReportTypes {
-		for _, format := range []string{extract.FormatCSV, extract.FormatJSON} {
+	for _, typ := range raw.ReportTypes {
+		for _, format := range []string{raw.FormatCSV, raw.FormatJSON} {
 			t.Run(typ+"/"+format, func(t *testing.T) {
 				got, n := writeReport(t, a.s, typ, format, w)
 				same, _ := writeReport(t, b.s, typ, format, w)
@@ -251,9 +252,9 @@ func TestReportsAreDeterministic(t *testing.T) {
 func TestCSVAndJSONAgree(t *testing.T) {
 	e := start(t, sandbox.Config{})
 	w := window(t, "2026-10-01", "2026-10-03")
-	for _, typ := range extract.ReportTypes {
-		c, _ := writeReport(t, e.s, typ, extract.FormatCSV, w)
-		j, _ := writeReport(t, e.s, typ, extract.FormatJSON, w)
+	for _, typ := range raw.ReportTypes {
+		c, _ := writeReport(t, e.s, typ, raw.FormatCSV, w)
+		j, _ := writeReport(t, e.s, typ, raw.FormatJSON, w)
 		var objs []map[string]any
 		d := json.NewDecoder(bytes.NewReader(j))
 		d.UseNumber()
@@ -293,8 +294,8 @@ func TestReportShape(t *testing.T) {
 	w := window(t, "2026-10-01", "2026-10-03")
 	notSimulated := map[string]bool{"balance_result": true, "ssa_balance_result": true}
 	rows := map[string][]map[string]string{}
-	for _, typ := range extract.ReportTypes {
-		b, _ := writeReport(t, e.s, typ, extract.FormatCSV, w)
+	for _, typ := range raw.ReportTypes {
+		b, _ := writeReport(t, e.s, typ, raw.FormatCSV, w)
 		rows[typ] = readCSV(t, b)
 		header, _, _ := bytes.Cut(b, []byte("\n"))
 		for _, col := range strings.Split(string(header), ",") {
@@ -304,12 +305,12 @@ func TestReportShape(t *testing.T) {
 		}
 	}
 	wantOps := "end_to_end_id,network_payment_id,quote_ts,created_at,executed_at,sender_address,sender_customer,sent_amount,sent_currency,withdrawal_result_amount,receiver_address,receiver_customer,received_amount,received_currency,fx_spot_rate,source_exchange,destination_exchange,payment_method,payment_state,remitter_name,remitter_account,beneficiary_name,beneficiary_account,payment_batch_id"
-	if b, _ := writeReport(t, e.s, extract.ReportPaymentOps, extract.FormatCSV, w); !bytes.HasPrefix(b, []byte(wantOps+"\n")) {
+	if b, _ := writeReport(t, e.s, raw.ReportPaymentOps, raw.FormatCSV, w); !bytes.HasPrefix(b, []byte(wantOps+"\n")) {
 		t.Errorf("PAYMENT_OPS header is not the spec's field list")
 	}
 	ops := map[string]map[string]string{}
 	crossed := 0
-	for _, r := range rows[extract.ReportPaymentOps] {
+	for _, r := range rows[raw.ReportPaymentOps] {
 		ops[r["network_payment_id"]] = r
 		if r["executed_at"] != "" && r["executed_at"][:10] != r["quote_ts"][:10] {
 			crossed++
@@ -319,7 +320,7 @@ func TestReportShape(t *testing.T) {
 		t.Error("no payment executes on a later day than its quote")
 	}
 	perPayment := map[string]int{}
-	for _, r := range rows[extract.ReportRecon] {
+	for _, r := range rows[raw.ReportRecon] {
 		id := r["network_payment_id"]
 		perPayment[id]++
 		if o, ok := ops[id]; ok {
@@ -335,7 +336,7 @@ func TestReportShape(t *testing.T) {
 			t.Errorf("payment %s has %d RECON rows", id, n)
 		}
 	}
-	for _, r := range rows[extract.ReportFailureConversion] {
+	for _, r := range rows[raw.ReportFailureConversion] {
 		if o, ok := ops[r["network_payment_id"]]; ok && o["payment_state"] != "FAILED" {
 			t.Errorf("failure conversion of a %s payment", o["payment_state"])
 		}
@@ -434,7 +435,7 @@ func TestReportLifecycle(t *testing.T) {
 	e := start(t, sandbox.Config{})
 	tok := e.token(t)
 	w := window(t, "2026-10-01", "2026-10-02")
-	resp, b := e.call(t, "POST", extract.PathReports, tok, reportRequest(extract.ReportRecon, extract.FormatCSV, w))
+	resp, b := e.call(t, "POST", extract.PathReports, tok, reportRequest(raw.ReportRecon, raw.FormatCSV, w))
 	rec := decode(t, b)
 	if resp.StatusCode != 200 || rec["reportStatus"] != "PENDING" || rec["downloadLink"] != nil || rec["reportCreatedBy"] != "API" {
 		t.Fatalf("create: %d %s", resp.StatusCode, b)
@@ -457,7 +458,7 @@ func TestReportLifecycle(t *testing.T) {
 		t.Errorf("downloadLink %v", link)
 	}
 	resp, got := e.call(t, "GET", rec["downloadLink"].(string), tok, nil)
-	want, _ := writeReport(t, e.s, extract.ReportRecon, extract.FormatCSV, w)
+	want, _ := writeReport(t, e.s, raw.ReportRecon, raw.FormatCSV, w)
 	if resp.StatusCode != 200 || resp.ContentLength != -1 || !bytes.Equal(got, want) {
 		t.Errorf("download: %d, Content-Length %d, %d bytes; want %d bytes streamed without a length", resp.StatusCode, resp.ContentLength, len(got), len(want))
 	}
@@ -476,7 +477,7 @@ func TestReportLifecycle(t *testing.T) {
 	}
 
 	// A window without payments ends EMPTY and downloads as 204.
-	status, body := e.fetchReport(t, tok, extract.ReportPaymentOps, extract.FormatJSON, window(t, "2026-09-01", "2026-09-02"))
+	status, body := e.fetchReport(t, tok, raw.ReportPaymentOps, raw.FormatJSON, window(t, "2026-09-01", "2026-09-02"))
 	if status != 204 || len(body) != 0 {
 		t.Errorf("empty report download: %d, %d bytes", status, len(body))
 	}
@@ -698,15 +699,15 @@ func TestTruthMatchesServedData(t *testing.T) {
 	tok := e.token(t)
 	w := window(t, "2026-10-01", "2026-10-03")
 	fetch := func(typ string) []map[string]string {
-		status, b := e.fetchReport(t, tok, typ, extract.FormatCSV, w)
+		status, b := e.fetchReport(t, tok, typ, raw.FormatCSV, w)
 		if status != 200 {
 			t.Fatalf("%s: %d", typ, status)
 		}
 		return readCSV(t, b)
 	}
-	ops := fetch(extract.ReportPaymentOps)
+	ops := fetch(raw.ReportPaymentOps)
 	inRecon := map[string]bool{}
-	for _, r := range fetch(extract.ReportRecon) {
+	for _, r := range fetch(raw.ReportRecon) {
 		inRecon[r["network_payment_id"]] = true
 	}
 	inStatement := map[string]bool{} // account + " " + transaction_id
@@ -799,8 +800,8 @@ func TestGraceEdges(t *testing.T) {
 		}
 		return at
 	}
-	for typ, col := range map[string]string{extract.ReportPaymentOps: "executed_at", extract.ReportFailureConversion: "execution_timestamp"} {
-		status, b := e.fetchReport(t, tok, typ, extract.FormatCSV, w)
+	for typ, col := range map[string]string{raw.ReportPaymentOps: "executed_at", raw.ReportFailureConversion: "execution_timestamp"} {
+		status, b := e.fetchReport(t, tok, typ, raw.FormatCSV, w)
 		if status != 200 {
 			t.Fatalf("%s: %d", typ, status)
 		}

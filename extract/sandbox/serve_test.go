@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 )
 
@@ -47,7 +48,7 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := c.Extract(t.Context(), extract.Request{Reports: window(t, "2026-10-01", "2026-10-01"),
-		ReportTypes: []string{extract.ReportPaymentOps}}, t.TempDir())
+		ReportTypes: []string{raw.ReportPaymentOps}}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

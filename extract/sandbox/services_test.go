@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 )
 
@@ -75,7 +76,7 @@ func dec(t *testing.T, v any) decimal.Decimal {
 // report downloads a whole report over the generated days as CSV rows.
 func (e *env) rows(t *testing.T, tok, typ string) []map[string]string {
 	t.Helper()
-	status, b := e.fetchReport(t, tok, typ, extract.FormatCSV, window(t, "2026-10-01", "2026-10-03"))
+	status, b := e.fetchReport(t, tok, typ, raw.FormatCSV, window(t, "2026-10-01", "2026-10-03"))
 	if status != 200 {
 		t.Fatalf("%s: %d", typ, status)
 	}
@@ -110,13 +111,13 @@ func TestLiquidationsAgreeWithTheReports(t *testing.T) {
 		t.Error("pages of 13 and of 200 differ")
 	}
 	want := map[string]bool{}
-	for _, r := range e.rows(t, tok, extract.ReportPaymentOps) {
+	for _, r := range e.rows(t, tok, raw.ReportPaymentOps) {
 		if r["destination_exchange"] != "" && (r["payment_state"] == "COMPLETED" || r["payment_state"] == "EXECUTED") {
 			want[r["network_payment_id"]] = true
 		}
 	}
 	proceeds, deposit := map[string]decimal.Decimal{}, map[string]string{}
-	for _, r := range e.rows(t, tok, extract.ReportRecon) {
+	for _, r := range e.rows(t, tok, raw.ReportRecon) {
 		if v := r["destination_result_adjusted_proceeds"]; v != "" {
 			proceeds[r["network_payment_id"]] = proceeds[r["network_payment_id"]].Add(decimal.RequireFromString(v))
 			deposit[r["network_payment_id"]] = r["destination_result_amount"]
@@ -207,7 +208,7 @@ func TestPaymentsAgreeWithTheReports(t *testing.T) {
 		t.Error("pages of 7 and of 100 differ")
 	}
 	ops := map[string]map[string]string{}
-	for _, r := range e.rows(t, tok, extract.ReportPaymentOps) {
+	for _, r := range e.rows(t, tok, raw.ReportPaymentOps) {
 		if r["executed_at"] >= stamp(day0) && r["executed_at"] < before {
 			ops[r["network_payment_id"]] = r
 		}
@@ -239,7 +240,7 @@ func TestPaymentsAgreeWithTheReports(t *testing.T) {
 	}
 	// FAILED payments never executed: only the list by modified_at (the failure) has them.
 	failed := map[string]bool{}
-	for _, r := range e.rows(t, tok, extract.ReportPaymentOps) {
+	for _, r := range e.rows(t, tok, raw.ReportPaymentOps) {
 		if r["payment_state"] == "FAILED" && r["quote_ts"] < before {
 			failed[r["network_payment_id"]] = true
 		}
@@ -369,10 +370,10 @@ func TestFaultKnobs(t *testing.T) {
 		plain := start(t, sandbox.Config{})
 		faulty := start(t, sandbox.Config{Faults: sandbox.Faults{RateLimit: 0.3, ServerErrors: 0.3, FailedReports: 0.5, TokenUses: 3}})
 		junk := start(t, sandbox.Config{Faults: sandbox.Faults{MalformedRows: 0.1}})
-		for _, typ := range extract.ReportTypes {
-			a, n := writeReport(t, plain.s, typ, extract.FormatCSV, w)
-			b, m := writeReport(t, faulty.s, typ, extract.FormatCSV, w)
-			c, k := writeReport(t, junk.s, typ, extract.FormatCSV, w)
+		for _, typ := range raw.ReportTypes {
+			a, n := writeReport(t, plain.s, typ, raw.FormatCSV, w)
+			b, m := writeReport(t, faulty.s, typ, raw.FormatCSV, w)
+			c, k := writeReport(t, junk.s, typ, raw.FormatCSV, w)
 			if !bytes.Equal(a, b) || n != m || k != n {
 				t.Errorf("%s: faults changed the report", typ)
 			}
@@ -384,7 +385,7 @@ func TestFaultKnobs(t *testing.T) {
 					kept = append(kept, l)
 				}
 			}
-			if strings.Join(kept, "\n") != string(a) || len(c) <= len(a) && typ == extract.ReportRecon {
+			if strings.Join(kept, "\n") != string(a) || len(c) <= len(a) && typ == raw.ReportRecon {
 				t.Errorf("%s: malformed rows changed the good ones, or none was added", typ)
 			}
 		}
@@ -392,7 +393,7 @@ func TestFaultKnobs(t *testing.T) {
 	t.Run("truncated downloads", func(t *testing.T) {
 		e := start(t, sandbox.Config{PendingPolls: -1, Faults: sandbox.Faults{Truncate: 1}})
 		tok := e.token(t)
-		_, b := e.call(t, "POST", extract.PathReports, tok, reportRequest(extract.ReportPaymentOps, extract.FormatCSV, window(t, "2026-10-01", "2026-10-01")))
+		_, b := e.call(t, "POST", extract.PathReports, tok, reportRequest(raw.ReportPaymentOps, raw.FormatCSV, window(t, "2026-10-01", "2026-10-01")))
 		id := decode(t, b)["reportId"].(string)
 		var got []string
 		for range 3 {
@@ -431,7 +432,7 @@ func TestFaultKnobs(t *testing.T) {
 		}{{sandbox.Faults{FailedReports: 1}, "FAILED"}, {sandbox.Faults{EmptyReports: 1}, "EMPTY"}} {
 			e := start(t, sandbox.Config{PendingPolls: -1, Faults: tt.faults})
 			tok := e.token(t)
-			_, b := e.call(t, "POST", extract.PathReports, tok, reportRequest(extract.ReportRecon, extract.FormatCSV, window(t, "2026-10-01", "2026-10-03")))
+			_, b := e.call(t, "POST", extract.PathReports, tok, reportRequest(raw.ReportRecon, raw.FormatCSV, window(t, "2026-10-01", "2026-10-03")))
 			if s := decode(t, b)["reportStatus"]; s != tt.want {
 				t.Errorf("status %v, want %s", s, tt.want)
 			}
@@ -450,13 +451,13 @@ func TestDownloadHost(t *testing.T) {
 	files.Start()
 	tok := e.token(t)
 	w := window(t, "2026-10-01", "2026-10-01")
-	_, b := e.call(t, "POST", extract.PathReports, tok, reportRequest(extract.ReportPaymentOps, extract.FormatJSON, w))
+	_, b := e.call(t, "POST", extract.PathReports, tok, reportRequest(raw.ReportPaymentOps, raw.FormatJSON, w))
 	_, b = e.call(t, "GET", extract.PathReports+"/"+decode(t, b)["reportId"].(string), tok, nil)
 	link := decode(t, b)["downloadLink"].(string)
 	if !strings.HasPrefix(link, files.URL+"/files/") || !strings.Contains(link, "signature=") {
 		t.Fatalf("downloadLink %s, want a signed link on %s", link, files.URL)
 	}
-	want, _ := writeReport(t, e.s, extract.ReportPaymentOps, extract.FormatJSON, w)
+	want, _ := writeReport(t, e.s, raw.ReportPaymentOps, raw.FormatJSON, w)
 	if resp, got := e.call(t, "GET", link, "", nil); resp.StatusCode != 200 || !bytes.Equal(got, want) {
 		t.Errorf("download: %d, %d bytes, want the %d of the report", resp.StatusCode, len(got), len(want))
 	}

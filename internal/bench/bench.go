@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	reconsql "recon/sql"
 )
@@ -119,7 +119,7 @@ func runSize(ctx context.Context, cfg Config, n int) (Size, error) {
 	// The day before yesterday: its statements (through the next day) are complete.
 	now := time.Now().UTC()
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -2)
-	w, err := extract.NewWindow(day, day)
+	w, err := raw.NewWindow(day, day)
 	if err != nil {
 		return out, err
 	}
@@ -153,7 +153,7 @@ func runSize(ctx context.Context, cfg Config, n int) (Size, error) {
 	native.Bytes = gen.Bytes
 	logf("%s: %.1f s", native.Name, native.Seconds)
 	ingest, err := child(ctx, cfg, phaseIngest, nil, "--phase", "ingest", "--dir", filepath.Join(root, "raw"), "--csv", rel,
-		"--from", day.Format(extract.DateLayout), "--db", filepath.Join(root, "ingest.duckdb"))
+		"--from", day.Format(raw.DateLayout), "--db", filepath.Join(root, "ingest.duckdb"))
 	if err != nil {
 		return out, err
 	}
@@ -181,7 +181,7 @@ func runSize(ctx context.Context, cfg Config, n int) (Size, error) {
 	}
 	var ruleTimes map[string]float64
 	rl, err := child(ctx, cfg, phaseRules, &ruleTimes, "--phase", "rules", "--db", db,
-		"--from", day.Format(extract.DateLayout), "--as-of", asOf.Format(time.RFC3339Nano), "--accounts", strings.Join(sb.Accounts(), ","))
+		"--from", day.Format(raw.DateLayout), "--as-of", asOf.Format(time.RFC3339Nano), "--accounts", strings.Join(sb.Accounts(), ","))
 	if err != nil {
 		return out, err
 	}
@@ -195,7 +195,7 @@ func runSize(ctx context.Context, cfg Config, n int) (Size, error) {
 }
 
 // writeCSV writes the window's RECON CSV to path.
-func writeCSV(sb *sandbox.Sandbox, w extract.Window, path string) (Phase, error) {
+func writeCSV(sb *sandbox.Sandbox, w raw.Window, path string) (Phase, error) {
 	p := Phase{Name: phaseGenerate}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return p, err
@@ -207,7 +207,7 @@ func writeCSV(sb *sandbox.Sandbox, w extract.Window, path string) (Phase, error)
 	defer f.Close()
 	cpu, start := selfCPU(), time.Now()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	rows, err := sb.WriteReport(bw, extract.ReportRecon, extract.FormatCSV, w)
+	rows, err := sb.WriteReport(bw, raw.ReportRecon, raw.FormatCSV, w)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -230,7 +230,7 @@ func writeCSV(sb *sandbox.Sandbox, w extract.Window, path string) (Phase, error)
 // runEndToEnd runs `recon run` over the window against the served sandbox
 // as a child process. It returns the run and then its stages, with the CPU
 // and RSS sampled from /proc during each.
-func runEndToEnd(ctx context.Context, cfg Config, srv *sandbox.Served, w extract.Window, root string) ([]Phase, error) {
+func runEndToEnd(ctx context.Context, cfg Config, srv *sandbox.Served, w raw.Window, root string) ([]Phase, error) {
 	env := append(os.Environ(),
 		"RECON_DB="+filepath.Join(root, "recon.duckdb"),
 		"RECON_ARCHIVE_URL="+filepath.Join(root, "archive"),
@@ -244,8 +244,8 @@ func runEndToEnd(ctx context.Context, cfg Config, srv *sandbox.Served, w extract
 		return nil, err
 	}
 	defer logFile.Close()
-	day := w.From.Format(extract.DateLayout)
-	cmd := exec.CommandContext(ctx, cfg.Recon, "run", "--from", day, "--to", w.To.Format(extract.DateLayout))
+	day := w.From.Format(raw.DateLayout)
+	cmd := exec.CommandContext(ctx, cfg.Recon, "run", "--from", day, "--to", w.To.Format(raw.DateLayout))
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, logFile, logFile
 
 	sbCPU, start := selfCPU(), time.Now()

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 )
 
@@ -19,7 +19,7 @@ func TestPhases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, _ := extract.NewWindow(day, day)
+	w, _ := raw.NewWindow(day, day)
 	dir := t.TempDir()
 	rel := "reports/RECON/bench.csv"
 	gen, err := writeCSV(sb, w, filepath.Join(dir, "raw", filepath.FromSlash(rel)))

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/rules"
 	reconsql "recon/sql"
 	"recon/transform"
@@ -47,7 +47,7 @@ func RunPhase(ctx context.Context, a PhaseArgs) (PhaseOutput, error) {
 		return out, err
 	}
 	defer db.Close()
-	w, err := extract.NewWindow(a.Day, a.Day)
+	w, err := raw.NewWindow(a.Day, a.Day)
 	if err != nil && a.Phase != "native" {
 		return out, err
 	}
@@ -93,13 +93,13 @@ func RunPhase(ctx context.Context, a PhaseArgs) (PhaseOutput, error) {
 			return out, fmt.Errorf("native read_csv: %w", err)
 		}
 	case "ingest":
-		files := []extract.RawFile{{Source: extract.SourceRecon, Format: extract.FormatCSV, Path: a.CSV,
-			Window: w, Status: extract.StatusReady, ReportID: "bench"}}
+		files := []raw.File{{Source: raw.SourceRecon, Format: raw.FormatCSV, Path: a.CSV,
+			Window: w, Status: raw.StatusReady, ReportID: "bench"}}
 		st, err := transform.NewLoader(db, a.Dir, "r-bench", nil).Load(ctx, files)
 		if err != nil {
 			return out, err
 		}
-		out.Rows = st.Rows(extract.SourceRecon)
+		out.Rows = st.Rows(raw.SourceRecon)
 	case "rules":
 		catalogue, err := rules.Load(rules.Builtin)
 		if err != nil {

@@ -1,0 +1,104 @@
+package transform
+
+import (
+	"context"
+	"database/sql"
+
+	"recon/extract/raw"
+)
+
+// Source is how the loader takes the raw files of one source (raw.Source*).
+// Registering a source in Sources is the one line a new source adds to this
+// package, beside its Table(s) and its load function (docs/architecture.md).
+type Source struct {
+	Name   string   // raw.Source*
+	Tables []*Table // tables its files fill
+	Plain  []string // tables it fills without a Table (the statements' headers)
+	// Slice keys the slices Load replaces whole, each in one transaction:
+	// files with one key load together (oneFile, wholeSource, accountWindow).
+	Slice func(f *raw.File) string
+	// Load replaces one slice with its files and counts what each gave.
+	Load func(l *Loader, ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error)
+	// Report: a FAILED file is a report the provider could not make; it is
+	// recorded, not dropped as a source that was not pulled.
+	Report bool
+	// Object: a file is one JSON document, not a list of records; it has no
+	// row count in the archive manifest (FileStats.Records).
+	Object bool
+}
+
+// Sources registers every raw source. The order is that of the tables in
+// known_values.
+var Sources = []Source{
+	reportSource(&PaymentOps),
+	reportSource(&Recon),
+	reportSource(&FailureConversion),
+	{Name: raw.SourceStatement, Tables: []*Table{&StatementEntries}, Plain: []string{"statements"}, Slice: accountWindow,
+		Load: (*Loader).loadStatement},
+	{Name: raw.SourceLiquidation, Tables: liquidationTables, Slice: wholeSource, Load: (*Loader).loadLiquidations, Object: true},
+	{Name: raw.SourcePayment, Tables: []*Table{&Payments, &PaymentFees, &PaymentExecutionResults, &PaymentQuoteElements,
+		&PaymentUserInfo}, Slice: wholeSource, Load: (*Loader).loadPayments},
+	keyedSource(&Transfers, flatRow(nil)),
+	{Name: raw.SourceBalance, Tables: []*Table{&Balances}, Slice: oneFile, Object: true,
+		Load: func(l *Loader, ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
+			return l.loadBalances(ctx, conn, files[0])
+		}},
+	keyedSource(&Fees, flatRow(map[string]string{"feeId": "fee_id"})),
+}
+
+// reportSource is a report type's source: each report replaces its window.
+func reportSource(t *Table) Source {
+	return Source{Name: t.Source, Tables: []*Table{t}, Slice: oneFile, Report: true,
+		Load: func(l *Loader, ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
+			st, err := l.loadReport(ctx, conn, t, files[0])
+			return []FileStats{st}, err
+		}}
+}
+
+// keyedSource is a paged server API source whose rows are replaced by key.
+func keyedSource(t *Table, row rowFunc) Source {
+	return Source{Name: t.Source, Tables: []*Table{t}, Slice: wholeSource,
+		Load: func(l *Loader, ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
+			return l.loadKeyed(ctx, conn, t, files, row)
+		}}
+}
+
+// Slice keys: each file alone; all files of the source at once; the pages
+// of one account's statement over one window.
+func oneFile(f *raw.File) string     { return f.Source + "\x00" + f.Path }
+func wholeSource(f *raw.File) string { return f.Source }
+func accountWindow(f *raw.File) string {
+	return f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
+}
+
+// SourceOf returns the registration of a raw source.
+func SourceOf(name string) (*Source, bool) {
+	for i := range Sources {
+		if Sources[i].Name == name {
+			return &Sources[i], true
+		}
+	}
+	return nil, false
+}
+
+// TablesOf lists the warehouse tables the raw files of a source load.
+func TablesOf(source string) []string {
+	s, ok := SourceOf(source)
+	if !ok {
+		return nil
+	}
+	out := append([]string(nil), s.Plain...)
+	for _, t := range s.Tables {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// allTables lists every table a source loads through a Table, in Sources order.
+func allTables() []*Table {
+	var out []*Table
+	for _, s := range Sources {
+		out = append(out, s.Tables...)
+	}
+	return out
+}
