@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -183,6 +184,9 @@ var paymentKnown = map[string][]string{
 func paymentRows(bs []*builder, at pos, raw json.RawMessage) error {
 	if err := paymentRow(bs[0], at, raw); err != nil {
 		return err
+	}
+	if !utf8.Valid(raw) { // the payment is quarantined whole; its children are not staged
+		return nil
 	}
 	m, ok := object(raw)
 	if !ok {
