@@ -29,9 +29,12 @@ type Config struct {
 	Audience     string // urn:<service>-<env>:<tenant>
 	BasicAuth    bool   // send id:secret as Authorization: Basic instead of in the JSON body
 
-	ReportingURL   string // reporting service base
-	ServerURL      string // server API base, ending in /v4
-	LiquidationURL string // liquidation service base (optional)
+	ReportingURL   string   // reporting service base
+	ServerURL      string   // server API base, ending in /v4
+	LiquidationURL string   // liquidation service base (optional)
+	WalletURL      string   // wallet service base (optional; needs Wallets)
+	Wallets        []string // vault_id/wallet_id of each wallet pulled
+	WalletAudience string   // when set, the wallet's token is asked for this audience (same credentials)
 
 	HTTPClient   *http.Client  // nil: a client with dial, TLS and response-header timeouts
 	Retry        RetryPolicy   // zero: 5 attempts, 500ms base, 30s cap
@@ -71,6 +74,8 @@ func New(cfg Config) (*Client, error) {
 	check("ReportingURL", &cfg.ReportingURL, true)
 	check("ServerURL", &cfg.ServerURL, true)
 	check("LiquidationURL", &cfg.LiquidationURL, false)
+	check("WalletURL", &cfg.WalletURL, false)
+	errs = append(errs, checkWallets(cfg.WalletURL, cfg.Wallets))
 	if cfg.ServerURL != "" && !strings.HasSuffix(cfg.ServerURL, "/v4") {
 		errs = append(errs, fmt.Errorf("ServerURL %q: must end in /v4", cfg.ServerURL))
 	}
@@ -134,12 +139,17 @@ func New(cfg Config) (*Client, error) {
 	}
 	plain.CheckRedirect = refusePostRedirect(nil) // the token request is a POST: never redirected
 	authed.CheckRedirect = refusePostRedirect(hc.CheckRedirect)
-	tokens := &tokenSource{
-		url: cfg.AuthURL + PathToken, clientID: cfg.ClientID, secret: cfg.ClientSecret, audience: cfg.Audience,
-		basic: cfg.BasicAuth, http: &plain, now: time.Now, log: log, maxBody: cfg.MaxBodyBytes,
+	tokensFor := func(audience string) *tokenSource {
+		return &tokenSource{
+			url: cfg.AuthURL + PathToken, clientID: cfg.ClientID, secret: cfg.ClientSecret, audience: audience,
+			basic: cfg.BasicAuth, http: &plain, now: time.Now, log: log, maxBody: cfg.MaxBodyBytes,
+		}
 	}
-	auth := &authTransport{base: base, tokens: tokens}
-	for _, s := range []string{cfg.ReportingURL, cfg.ServerURL, cfg.LiquidationURL} {
+	auth := &authTransport{base: base, tokens: tokensFor(cfg.Audience)}
+	if cfg.WalletURL != "" && cfg.WalletAudience != "" {
+		auth.wallet, auth.walletTokens = cfg.WalletURL+"/", tokensFor(cfg.WalletAudience)
+	}
+	for _, s := range []string{cfg.ReportingURL, cfg.ServerURL, cfg.LiquidationURL, cfg.WalletURL} {
 		if s != "" {
 			u, _ := url.Parse(s) // checked by baseURL
 			auth.origins = append(auth.origins, origin(u))
@@ -217,6 +227,7 @@ type Request struct {
 
 	Liquidations Window // liquidations created in this window, each with its trades (needs LiquidationURL)
 	Server       Window // server API payments executed and transfers created in this window, balances and fees
+	Wallet       Window // each wallet's record, limits, balances at the window's ends and now, transactions (WalletURL)
 }
 
 // Result lists the raw files of a run.
@@ -298,6 +309,9 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 	}
 	if !req.Server.IsZero() {
 		jobs = append(jobs, c.serverJobs(req.Server, dir)...)
+	}
+	if !req.Wallet.IsZero() {
+		jobs = append(jobs, c.walletJobs(req.Wallet, dir)...)
 	}
 
 	trace := traceOf(ctx)
@@ -391,6 +405,9 @@ func (r Request) normalise() (Request, error) {
 	}
 	if r.Server.To.Before(r.Server.From) {
 		errs = append(errs, fmt.Errorf("bad server window %s", r.Server))
+	}
+	if r.Wallet.To.Before(r.Wallet.From) {
+		errs = append(errs, fmt.Errorf("bad wallet window %s", r.Wallet))
 	}
 	names := map[string]string{}
 	for _, a := range r.Accounts {

@@ -19,7 +19,8 @@ type Call struct {
 // MaxReportDays days, or in collect mode the listing of scheduled reports;
 // the first statement page of each account; the first liquidation page (when
 // a liquidation service is configured); and the first page of each payments
-// list, of transfers and fees, and the balances. Polls,
+// list, of transfers and fees, and the balances; per wallet its record,
+// balances, first transactions page and limits. Polls,
 // downloads, details and further pages follow at run time. It refuses what
 // Extract refuses before any request.
 func (c *Client) Plan(req Request) ([]Call, error) {
@@ -61,6 +62,9 @@ func (c *Client) Plan(req Request) ([]Call, error) {
 			Call{What: "transfers", Window: w, Request: "GET " + c.transferURL(0, MaxServerPage), Then: "the next pages until one ends before the window"},
 			Call{What: "fees", Request: "GET " + c.feeURL(0, MaxServerPage), Then: "the next pages up to the last"},
 			Call{What: "balances", Request: "GET " + c.cfg.ServerURL + PathBalances, Then: "nothing more: one snapshot"})
+	}
+	if w := req.Wallet; !w.IsZero() {
+		calls = append(calls, c.walletPlan(w)...)
 	}
 	return calls, nil
 }

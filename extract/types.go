@@ -118,7 +118,13 @@ const (
 	SourceTransfer          = "transfer"           // transfers/p<NNNN>.json, newest first
 	SourceBalance           = "balance"            // balances/balances.json, a snapshot at FetchedAt
 	SourceFee               = "fee"                // fees/p<NNNN>.json, the fee configuration
+	SourceWallet            = "wallet"             // wallets/<vault>/<wallet>/{wallet,balances_<as_of|now>,transactions_<from>_<to>_p<NNNN>,limits}.json
 )
+
+// StatusNotConfigured is the status of a RawFile without a file for a
+// source the configuration leaves out (the wallet without RECON_WALLET_URL):
+// the rules reading its tables are held, but the run is not incomplete.
+const StatusNotConfigured = "NOT_CONFIGURED"
 
 // RawFile is one file as received from the network, with its provenance.
 // Extract writes the list of them to index.json in the raw folder.
@@ -129,9 +135,9 @@ type RawFile struct {
 	SHA256   string `json:"sha256"`              // hex of the file's bytes ("" when Status is EMPTY or FAILED)
 	Size     int64  `json:"size"`                // bytes
 	Window   Window `json:"window"`              // days the file covers
-	Status   string `json:"status"`              // READY, EMPTY or FAILED (reports); READY, or FAILED without a file for a source not pulled
+	Status   string `json:"status"`              // READY, EMPTY or FAILED (reports); READY, or FAILED (or NOT_CONFIGURED) without a file for a source not pulled
 	ReportID string `json:"report_id,omitempty"` // reports only
-	Account  string `json:"account,omitempty"`   // statements only
+	Account  string `json:"account,omitempty"`   // statements; wallets: vault_id/wallet_id
 	Page     int    `json:"page,omitempty"`      // paged sources: zero-based page number
 	Request  string `json:"request"`             // method and URL that produced the file (no secrets)
 	// FetchedAt is the response's Date header (the client's clock when it has
