@@ -194,6 +194,10 @@ func run(ctx context.Context, cfg Config, w extract.Window) (*Result, error) {
 		r, err := rules.Apply(ctx, wh.DB, catalogue, ruleRun(info, files))
 		res.Found, res.Resolved = r.Found, r.Resolved
 		for _, h := range r.Held {
+			if h.Quiet { // a source not configured (the wallet): held, but no reason
+				log.Info("rule held: its source is not configured", "rule", h.Rule, "table", h.Table)
+				continue
+			}
 			res.Reasons = append(res.Reasons, fmt.Sprintf("rule %s held for %s: %s is incomplete", h.Rule, h.Window, h.Table))
 		}
 		var n int64
@@ -301,11 +305,13 @@ func extractClient(cfg Config, now func() time.Time) (*extract.Client, error) {
 // Liquidations and the server API's payments and transfers are pulled over
 // the statement window: their times trail the quote, as executed_at does.
 // Without a liquidation service the liquidations are not pulled, which
-// holds the rules that read them.
+// holds the rules that read them. The wallet is pulled over the window
+// itself (its rules judge the window's balances); without a wallet service
+// it is not configured, which holds its rules without making the run incomplete.
 func extractRequest(cfg Config, w extract.Window, started time.Time) extract.Request {
 	sw := StatementWindow(w, started)
 	return extract.Request{Reports: w, Statements: sw, Accounts: cfg.Accounts, Format: cfg.Format,
-		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw}
+		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw, Wallet: w}
 }
 
 type stage struct {
@@ -380,15 +386,16 @@ func ruleRun(info output.RunInfo, files []extract.RawFile) rules.Run {
 
 // gaps lists the tables whose source failed for a window (a FAILED report, a
 // liquidation or server API source not pulled): their rows there are missing
-// or stale, so the rules reading them are held there.
+// or stale, so the rules reading them are held there. A source not
+// configured (NOT_CONFIGURED) gives quiet gaps: held, not incomplete.
 func gaps(files []extract.RawFile) []rules.Gap {
 	var out []rules.Gap
 	for _, f := range files {
-		if f.Status != extract.StatusFailed {
+		if f.Status != extract.StatusFailed && f.Status != extract.StatusNotConfigured {
 			continue
 		}
 		for _, t := range transform.TablesOf(f.Source) {
-			if g := (rules.Gap{Table: t, Window: f.Window}); !slices.Contains(out, g) {
+			if g := (rules.Gap{Table: t, Window: f.Window, Quiet: f.Status == extract.StatusNotConfigured}); !slices.Contains(out, g) {
 				out = append(out, g)
 			}
 		}

@@ -14,7 +14,8 @@ import (
 const batchRows = 1 << 13
 
 var (
-	amountArrow = &arrow.Decimal128Type{Precision: 38, Scale: amountScale}
+	amountArrow   = &arrow.Decimal128Type{Precision: 38, Scale: amountScale}
+	quantityArrow = &arrow.Decimal128Type{Precision: 38, Scale: quantityScale}
 	timeArrow   = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 )
 
@@ -28,6 +29,8 @@ func stageSchema(t *Table) *arrow.Schema {
 		switch c.Kind {
 		case Amount:
 			typ = amountArrow
+		case Quantity:
+			typ = quantityArrow
 		case Time:
 			typ = timeArrow
 		case Bool:
@@ -197,7 +200,7 @@ func appendTyped(f array.Builder, k Kind, v typed) {
 		return
 	}
 	switch k {
-	case Amount:
+	case Amount, Quantity:
 		f.(*array.Decimal128Builder).Append(v.amount)
 	case Time:
 		f.(*array.TimestampBuilder).Append(arrow.Timestamp(v.micros))

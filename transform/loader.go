@@ -83,7 +83,7 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 	// A source that was not pulled (a FAILED file that is not a report) has
 	// nothing to load: its previous rows stay, and the rules are held there.
 	files = slices.DeleteFunc(slices.Clone(files), func(f extract.RawFile) bool {
-		return f.Status == extract.StatusFailed && !isReport(f.Source)
+		return (f.Status == extract.StatusFailed && !isReport(f.Source)) || f.Status == extract.StatusNotConfigured
 	})
 	var st Stats
 	trace := traceOf(ctx)
@@ -109,6 +109,8 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 			fs, err = l.loadKeyed(ctx, conn, &Fees, g, flatRow(map[string]string{"feeId": "fee_id"}))
 		case src == extract.SourceBalance:
 			fs, err = l.loadBalances(ctx, conn, first)
+		case src == extract.SourceWallet:
+			fs, err = l.loadWallet(ctx, conn, g)
 		default:
 			err = fmt.Errorf("unknown source %q", src)
 		}
@@ -139,6 +141,8 @@ func groups(files []extract.RawFile) [][]extract.RawFile {
 		switch f.Source {
 		case extract.SourceStatement:
 			return f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
+		case extract.SourceWallet: // one slice per wallet
+			return f.Source + "\x00" + f.Account
 		case extract.SourceLiquidation, extract.SourcePayment, extract.SourceTransfer, extract.SourceFee:
 			return f.Source
 		default:

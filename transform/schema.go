@@ -24,6 +24,7 @@ const (
 	Enum                 // one of Column.Values, exactly
 	Bool                 // true or false
 	Labels               // VARCHAR[]: a JSON array of strings or of {"label": ...} objects
+	Quantity             // DECIMAL(38,18): a plain or exponent decimal with at most 18 decimals (wallet quantities)
 )
 
 // Column is one known column of a table.
@@ -322,7 +323,8 @@ func TablesOf(source string) []string {
 		out = append(out, "statements") // loaded from the page headers, without a Table
 	}
 	for _, t := range []*Table{&PaymentOps, &Recon, &FailureConversion, &StatementEntries, &Liquidations,
-		&LiquidationTrades, &TradeExecutions, &Payments, &Transfers, &Balances, &Fees} {
+		&LiquidationTrades, &TradeExecutions, &Payments, &Transfers, &Balances, &Fees,
+		&Wallets, &WalletBalances, &WalletTransactions, &WalletLimits, &WalletLimitMatchers} {
 		if t.Source == source {
 			out = append(out, t.Name)
 		}
