@@ -16,7 +16,7 @@ const batchRows = 1 << 13
 var (
 	amountArrow   = &arrow.Decimal128Type{Precision: 38, Scale: amountScale}
 	quantityArrow = &arrow.Decimal128Type{Precision: 38, Scale: quantityScale}
-	timeArrow   = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	timeArrow     = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 )
 
 // stageSchema is the Arrow schema of a table's stage: its data columns, the
