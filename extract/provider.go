@@ -149,7 +149,9 @@ var PaymentRangeFields = []string{PaymentExecutedAt, PaymentModifiedAt}
 //	GET /v2/vaults/{vault}/wallets/{wallet}/policy-rules/limits    the limits, camelCase or snake_case
 //
 // A balances snapshot at as_of holds the transactions confirmed before
-// as_of (as_of itself excluded, like a window's end). Transactions are
+// as_of (as_of itself excluded, like a window's end). A run takes one at
+// every midnight of its window and at its end (so drift is judged per UTC
+// day, with keys that do not depend on the window), and one now. Transactions are
 // selected by created_at, start_date inclusive and end_date exclusive; a
 // run asks from WalletLookback before its window, so a transaction created
 // late on the day before and confirmed inside the window is seen. Of the

@@ -127,7 +127,7 @@ func (c *Client) walletJobs(w Window, dir string) []job {
 }
 
 // extractWallet writes one wallet's raw files: its record, its balances at
-// the window's start, at its end (or now, if sooner) and now, every page of
+// every midnight of the window and its end (walletSnapshots) and now, every page of
 // the transactions created from WalletLookback before the window to its
 // end, and its limits. A wallet the service fails to give is not pulled:
 // its files are removed and it gives a FAILED RawFile and a reason.
@@ -162,11 +162,7 @@ func (c *Client) extractWallet(ctx context.Context, vw string, w Window, dir str
 		if err := keep(file("wallet.json", base), body); err != nil {
 			return err
 		}
-		end := w.End()
-		if now := c.cfg.Now(); now.Before(end) {
-			end = now.UTC().Truncate(time.Millisecond)
-		}
-		for _, at := range []time.Time{w.Start(), end, {}} {
+		for _, at := range append(c.walletSnapshots(w), time.Time{}) {
 			body, err := c.WalletBalances(ctx, vault, wallet, at, "")
 			if err != nil {
 				return &pullError{err}
@@ -218,20 +214,33 @@ func (c *Client) extractWallet(ctx context.Context, vw string, w Window, dir str
 	return outcome{files: files}, nil
 }
 
-// walletPlan lists the calls of each wallet for w (none without a wallet service).
-func (c *Client) walletPlan(w Window) []Call {
-	var calls []Call
+// walletSnapshots are the instants a run over w takes each wallet's
+// balances at: every midnight of w and its end, or, when the window reaches
+// today, the midnights up to now and now (to the millisecond).
+func (c *Client) walletSnapshots(w Window) []time.Time {
 	end := w.End()
 	if now := c.cfg.Now(); now.Before(end) {
 		end = now.UTC().Truncate(time.Millisecond)
 	}
+	var out []time.Time
+	for t := w.Start(); t.Before(end); t = t.AddDate(0, 0, 1) {
+		out = append(out, t)
+	}
+	return append(out, end)
+}
+
+// walletPlan lists the calls of each wallet for w (none without a wallet service).
+func (c *Client) walletPlan(w Window) []Call {
+	var calls []Call
+	snaps := c.walletSnapshots(w)
+	last := snaps[len(snaps)-1].UTC().Format(TimeFormat)
 	for _, vw := range c.cfg.Wallets {
 		vault, wallet, _ := strings.Cut(vw, "/")
 		base := c.walletBase(vault, wallet)
 		calls = append(calls,
 			Call{What: "wallet", Window: w, Account: vw, Request: "GET " + base, Then: "nothing more: the record"},
-			Call{What: "wallet balances at start", Window: w, Account: vw, Request: "GET " + c.walletBalancesURL(vault, wallet, w.Start(), ""), Then: "nothing more"},
-			Call{What: "wallet balances at end", Window: w, Account: vw, Request: "GET " + c.walletBalancesURL(vault, wallet, end, ""), Then: "nothing more"},
+			Call{What: "wallet balances", Window: w, Account: vw, Request: "GET " + c.walletBalancesURL(vault, wallet, snaps[0], ""),
+				Then: fmt.Sprintf("the balances at the %d next midnights, to %s", len(snaps)-1, last)},
 			Call{What: "wallet balances now", Window: w, Account: vw, Request: "GET " + c.walletBalancesURL(vault, wallet, time.Time{}, ""), Then: "nothing more"},
 			Call{What: "wallet transactions", Window: w, Account: vw, Request: "GET " + c.walletTxURL(vault, wallet, w, 0, MaxWalletPage), Then: "the next pages up to the last"},
 			Call{What: "wallet limits", Window: w, Account: vw, Request: "GET " + base + PathWalletLimits, Then: "nothing more"})

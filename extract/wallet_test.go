@@ -84,7 +84,8 @@ func TestExtractWallet(t *testing.T) {
 	}
 	for _, vw := range srv.Sandbox.Wallets() {
 		got := byWallet[vw]
-		want := []string{"balances_20261001T000000000Z.json", "balances_20261004T000000000Z.json", "balances_now.json",
+		want := []string{"balances_20261001T000000000Z.json", "balances_20261002T000000000Z.json", "balances_20261003T000000000Z.json",
+			"balances_20261004T000000000Z.json", "balances_now.json",
 			"limits.json", "transactions_2026-10-01_2026-10-03_p0000.json", "wallet.json"}
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
@@ -169,7 +170,7 @@ func TestWalletAudience(t *testing.T) {
 	if err != nil || len(res.Incomplete) > 0 {
 		t.Fatalf("with the wallet audience: %v %q", err, res.Incomplete)
 	}
-	if n := len(walletFiles(res)); n != 6*len(srv.Sandbox.Wallets()) {
+	if n := len(walletFiles(res)); n != 6*len(srv.Sandbox.Wallets()) { // record, 2 midnights, now, transactions, limits
 		t.Errorf("%d wallet files", n)
 	}
 	_, c = walletNet(t, sandbox.Config{WalletAudience: aud}, func(c *extract.Config) { c.WalletAudience = "" })
@@ -227,8 +228,8 @@ func TestPlanWallet(t *testing.T) {
 			}
 		}
 	}
-	if n != 6*len(srv.Sandbox.Wallets()) {
-		t.Errorf("%d wallet calls, want 6 per wallet", n)
+	if n != 5*len(srv.Sandbox.Wallets()) {
+		t.Errorf("%d wallet calls, want 5 per wallet", n)
 	}
 }
 

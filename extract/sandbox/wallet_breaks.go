@@ -292,9 +292,9 @@ func (s *Sandbox) walletTruth(decoys []*walletTx) {
 				}
 			}
 		}
-		seen := map[[2]string]bool{}
+		seen := map[[3]string]bool{} // wallet_balance_drift judges each UTC day
 		for _, g := range w.ghosts {
-			if k := [2]string{g.symbol, g.chain}; inWindow(g.at) && !seen[k] {
+			if k := [3]string{g.symbol, g.chain, g.at.UTC().Format("2006-01-02")}; inWindow(g.at) && !seen[k] {
 				seen[k] = true
 				out = append(out, TruthBreak{RuleID: "wallet_balance_drift", Account: w.key()})
 			}

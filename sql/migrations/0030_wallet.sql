@@ -42,7 +42,7 @@ CREATE TABLE wallet_balances (
     source_line BIGINT NOT NULL,
     run_id      VARCHAR NOT NULL
 );
-COMMENT ON TABLE wallet_balances IS 'Balances snapshots of each wallet per symbol and chain (GET .../balances?as_of=): every run takes one at its window''s start, one at its end (or now, if sooner) and one now; every snapshot is kept. Key: vault_id, wallet_id, as_of; a reload of the same instant replaces it. A snapshot without any balance is one row whose symbol is null.';
+COMMENT ON TABLE wallet_balances IS 'Balances snapshots of each wallet per symbol and chain (GET .../balances?as_of=): every run takes one at each midnight of its window, one at its end (or now, if sooner) and one now; every snapshot is kept. Key: vault_id, wallet_id, as_of; a reload of the same instant replaces it. A snapshot without any balance is one row whose symbol is null.';
 COMMENT ON COLUMN wallet_balances.vault_id IS 'Vault of the wallet.';
 COMMENT ON COLUMN wallet_balances.wallet_id IS 'Wallet id.';
 COMMENT ON COLUMN wallet_balances.as_of IS 'Instant of the snapshot, UTC: it holds the transactions confirmed before it (not at it).';
