@@ -24,10 +24,12 @@ const (
 	SourceTransfer          = raw.SourceTransfer
 	SourceBalance           = raw.SourceBalance
 	SourceFee               = raw.SourceFee
+	SourceWallet            = raw.SourceWallet
 	FormatCSV               = raw.FormatCSV
 	FormatJSON              = raw.FormatJSON
 	StatusReady             = raw.StatusReady
 	StatusFailed            = raw.StatusFailed
+	StatusNotConfigured     = raw.StatusNotConfigured
 	StatusEmpty             = raw.StatusEmpty
 )
 

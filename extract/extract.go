@@ -30,9 +30,12 @@ type Config struct {
 	Audience     string // urn:<service>-<env>:<tenant>
 	BasicAuth    bool   // send id:secret as Authorization: Basic instead of in the JSON body
 
-	ReportingURL   string // reporting service base
-	ServerURL      string // server API base, ending in /v4
-	LiquidationURL string // liquidation service base (optional)
+	ReportingURL   string   // reporting service base
+	ServerURL      string   // server API base, ending in /v4
+	LiquidationURL string   // liquidation service base (optional)
+	WalletURL      string   // wallet service base (optional; needs Wallets)
+	Wallets        []string // vault_id/wallet_id of each wallet pulled
+	WalletAudience string   // when set, the wallet's token is asked for this audience (same credentials)
 
 	HTTPClient   *http.Client  // nil: a client with dial, TLS and response-header timeouts
 	Retry        RetryPolicy   // zero: 5 attempts, 500ms base, 30s cap
@@ -67,7 +70,7 @@ type Client struct {
 func New(cfg Config) (*Client, error) {
 	var errs []error
 	urls := map[string]*url.URL{}
-	for _, s := range []*string{&cfg.AuthURL, &cfg.ReportingURL, &cfg.ServerURL, &cfg.LiquidationURL} {
+	for _, s := range []*string{&cfg.AuthURL, &cfg.ReportingURL, &cfg.ServerURL, &cfg.LiquidationURL, &cfg.WalletURL} {
 		*s = strings.TrimRight(*s, "/")
 		u, err := url.Parse(*s)
 		if err != nil {
@@ -130,12 +133,17 @@ func New(cfg Config) (*Client, error) {
 	}
 	plain.CheckRedirect = refusePostRedirect(nil) // the token request is a POST: never redirected
 	authed.CheckRedirect = refusePostRedirect(hc.CheckRedirect)
-	tokens := &tokenSource{
-		url: cfg.AuthURL + PathToken, clientID: cfg.ClientID, secret: cfg.ClientSecret, audience: cfg.Audience,
-		basic: cfg.BasicAuth, http: &plain, now: time.Now, log: log, maxBody: cfg.MaxBodyBytes,
+	tokensFor := func(audience string) *tokenSource {
+		return &tokenSource{
+			url: cfg.AuthURL + PathToken, clientID: cfg.ClientID, secret: cfg.ClientSecret, audience: audience,
+			basic: cfg.BasicAuth, http: &plain, now: time.Now, log: log, maxBody: cfg.MaxBodyBytes,
+		}
 	}
-	auth := &authTransport{base: base, tokens: tokens}
-	for _, s := range []string{cfg.ReportingURL, cfg.ServerURL, cfg.LiquidationURL} {
+	auth := &authTransport{base: base, tokens: tokensFor(cfg.Audience)}
+	if cfg.WalletURL != "" && cfg.WalletAudience != "" {
+		auth.wallet, auth.walletTokens = cfg.WalletURL+"/", tokensFor(cfg.WalletAudience)
+	}
+	for _, s := range []string{cfg.ReportingURL, cfg.ServerURL, cfg.LiquidationURL, cfg.WalletURL} {
 		if s != "" {
 			auth.origins = append(auth.origins, origin(urls[s]))
 		}
@@ -208,6 +216,7 @@ type Request struct {
 
 	Liquidations raw.Window // liquidations created in this window, each with its trades (needs LiquidationURL)
 	Server       raw.Window // server API payments executed and transfers created in this window, balances and fees
+	Wallet       raw.Window // each wallet's record, limits, balances at the window's midnights and now, transactions (WalletURL)
 }
 
 // Result lists the raw files of a run.
@@ -350,6 +359,9 @@ func (r Request) normalise() (Request, error) {
 	}
 	if r.Server.To.Before(r.Server.From) {
 		errs = append(errs, fmt.Errorf("bad server window %s", r.Server))
+	}
+	if r.Wallet.To.Before(r.Wallet.From) {
+		errs = append(errs, fmt.Errorf("bad wallet window %s", r.Wallet))
 	}
 	names := map[string]string{}
 	for _, a := range r.Accounts {

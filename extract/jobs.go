@@ -36,6 +36,7 @@ var sourceJobs = []func(c *Client, req Request, dir string) []job{
 	(*Client).statementJobs,
 	(*Client).liquidationJobs,
 	(*Client).serverJobs,
+	(*Client).walletJobs,
 }
 
 // jobs is the one list of what an extraction of req into dir does: the

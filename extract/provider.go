@@ -125,3 +125,31 @@ var PaymentRangeFields = []string{PaymentExecutedAt, PaymentModifiedAt}
 //	RPT_6 report purged after retention
 //	RPT_7 unsupported report type or format
 //	RPT_8 internal error
+
+// Wallet service (DESIGN.md §9; the spec shows only the transfer and limit
+// writes): the read paths, relative to RECON_WALLET_URL, are
+//
+//	GET /v2/vaults/{vault}/wallets/{wallet}                        the wallet record
+//	GET /v2/vaults/{vault}/wallets/{wallet}/balances[?as_of=]      balances per chain at as_of (default now)
+//	GET /v2/vaults/{vault}/wallets/{wallet}/transactions?start_date=&end_date=&page=&size=
+//	GET /v2/vaults/{vault}/wallets/{wallet}/policy-rules/limits    the limits, camelCase or snake_case
+//
+// A balances snapshot at as_of holds the transactions confirmed before
+// as_of (as_of itself excluded, like a window's end). A run takes one at
+// every midnight of its window and at its end (so drift is judged per UTC
+// day, with keys that do not depend on the window), and one now. Transactions are
+// selected by created_at, start_date inclusive and end_date exclusive; a
+// run asks from WalletLookback before its window, so a transaction created
+// late on the day before and confirmed inside the window is seen. Of the
+// read paths only balances takes a blockchain (?blockchain=, one chain's
+// balances); recon never sends it (the answer breaks balances down by
+// chain), and a non-EVM wallet answers it with an error (spec).
+const (
+	PathWalletVaults   = "/v2/vaults/" // + vault id + PathWallets + wallet id
+	PathWallets        = "/wallets/"
+	PathWalletBalances = "/balances"
+	PathWalletTxs      = "/transactions"
+	PathWalletLimits   = "/policy-rules/limits"
+	MaxWalletPage      = 100 // wallet transactions page size 1..100 (as the server API's lists)
+	WalletLookback     = 24 * time.Hour
+)

@@ -136,7 +136,19 @@ func (s *tokenSource) fetch(ctx context.Context) (string, time.Time, error) {
 type authTransport struct {
 	base    http.RoundTripper
 	tokens  *tokenSource
-	origins []string // of ReportingURL, ServerURL, LiquidationURL
+	origins []string // of ReportingURL, ServerURL, LiquidationURL, WalletURL
+	// wallet (WalletURL + "/") prefixes the URLs whose token comes from
+	// walletTokens (Config.WalletAudience); "" when there is no second audience.
+	wallet       string
+	walletTokens *tokenSource
+}
+
+// tokensFor is the token source of a request's URL.
+func (t *authTransport) tokensFor(u *url.URL) *tokenSource {
+	if t.wallet != "" && strings.HasPrefix(u.String(), t.wallet) {
+		return t.walletTokens
+	}
+	return t.tokens
 }
 
 func (t *authTransport) bound(u *url.URL) bool { return slices.Contains(t.origins, origin(u)) }
@@ -147,7 +159,8 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(req)
 	}
 	ctx := req.Context()
-	tok, err := t.tokens.token(ctx, "")
+	tokens := t.tokensFor(req.URL)
+	tok, err := tokens.token(ctx, "")
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close() // a RoundTripper closes the body, even on error
@@ -168,7 +181,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, ErrorBodyLimitBytes))
 	resp.Body.Close()
-	if tok, err = t.tokens.token(ctx, tok); err != nil {
+	if tok, err = tokens.token(ctx, tok); err != nil {
 		if body != nil {
 			body.Close()
 		}

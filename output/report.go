@@ -274,6 +274,17 @@ type Summary struct {
 	Quarantine Quarantine        `json:"quarantine"`
 	Unknown    []UnknownValue    `json:"unknown_values"`
 	Handled    []Handled         `json:"handled"`
+	// WalletLimitIssues are the wallet limits the rules cannot apply as
+	// configured (view wallet_limit_issues): an unknown type, two initiator
+	// matchers (invalid configuration), ...
+	WalletLimitIssues []WalletLimitIssue `json:"wallet_limit_issues,omitempty"`
+}
+
+// WalletLimitIssue is one row of the view wallet_limit_issues.
+type WalletLimitIssue struct {
+	Wallet string `json:"wallet"` // vault_id/wallet_id
+	Limit  string `json:"limit_id"`
+	Issue  string `json:"issue"`
 }
 
 // ageing are the buckets of days outstanding, as [min, max] days.
@@ -380,6 +391,18 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 		s.Unknown = append(s.Unknown, u)
 		return nil
 	})
+	if err != nil {
+		return s, err
+	}
+	err = query(ctx, conn, `SELECT vault_id || '/' || wallet_id, limit_id, issue FROM wallet_limit_issues ORDER BY ALL`, nil,
+		func(rows *sql.Rows) error {
+			var i WalletLimitIssue
+			if err := rows.Scan(&i.Wallet, &i.Limit, &i.Issue); err != nil {
+				return err
+			}
+			s.WalletLimitIssues = append(s.WalletLimitIssues, i)
+			return nil
+		})
 	return s, err
 }
 

@@ -91,7 +91,8 @@ func (c Config) Validate() error {
 		need(c.Extract.ServerURL, "RECON_SERVER_URL")
 	}
 	for _, u := range [][2]string{{c.Extract.AuthURL, "RECON_AUTH_URL"}, {c.Extract.ReportingURL, "RECON_REPORTING_URL"},
-		{c.Extract.ServerURL, "RECON_SERVER_URL"}, {c.Extract.LiquidationURL, "RECON_LIQUIDATION_URL"}} {
+		{c.Extract.ServerURL, "RECON_SERVER_URL"}, {c.Extract.LiquidationURL, "RECON_LIQUIDATION_URL"},
+		{c.Extract.WalletURL, "RECON_WALLET_URL"}} {
 		if u[0] == "" {
 			continue
 		}
@@ -99,6 +100,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s %q %w", u[1], u[0], err))
 		}
 	}
+	errs = append(errs, extract.CheckWallets(c.Extract.WalletURL, c.Extract.Wallets))
 	if u := c.Extract.ServerURL; u != "" && !strings.HasSuffix(strings.TrimRight(u, "/"), "/v4") {
 		errs = append(errs, fmt.Errorf("RECON_SERVER_URL %q must end in /v4", u))
 	}

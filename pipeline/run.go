@@ -232,6 +232,10 @@ func (r *runner) judged(found rules.Result) int64 {
 	res := r.res
 	res.Found, res.Resolved = found.Found, found.Resolved
 	for _, h := range found.Held {
+		if h.Quiet { // a source not configured (the wallet): held, but no reason
+			r.log.Info("rule held: its source is not configured", "rule", h.Rule, "table", h.Table)
+			continue
+		}
 		res.Reasons = append(res.Reasons, fmt.Sprintf("rule %s held for %s: %s is incomplete", h.Rule, h.Window, h.Table))
 	}
 	var n int64

@@ -79,11 +79,13 @@ func extractClient(cfg Config, now func() time.Time) (*extract.Client, error) {
 // Liquidations and the server API's payments and transfers are pulled over
 // the statement window: their times trail the quote, as executed_at does.
 // Without a liquidation service the liquidations are not pulled, which
-// holds the rules that read them.
+// holds the rules that read them. The wallet is pulled over the window
+// itself (its rules judge the window's balances); without a wallet service
+// it is not configured, which holds its rules without making the run incomplete.
 func extractRequest(cfg Config, w extract.Window, started time.Time) extract.Request {
 	sw := StatementWindow(w, started)
 	return extract.Request{Reports: w, Statements: sw, Accounts: cfg.Accounts, Format: cfg.Format,
-		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw}
+		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw, Wallet: w}
 }
 
 // ruleRun is what the rules judge for a run; Replay calls it with the
@@ -99,11 +101,11 @@ func ruleRun(info output.RunInfo, files []extract.RawFile) rules.Run {
 func gaps(files []extract.RawFile) []rules.Gap {
 	var out []rules.Gap
 	for _, f := range files {
-		if f.Status != extract.StatusFailed {
+		if f.Status != extract.StatusFailed && f.Status != extract.StatusNotConfigured {
 			continue
 		}
 		for _, t := range transform.TablesOf(f.Source) {
-			if g := (rules.Gap{Table: t, Window: f.Window}); !slices.Contains(out, g) {
+			if g := (rules.Gap{Table: t, Window: f.Window, Quiet: f.Status == extract.StatusNotConfigured}); !slices.Contains(out, g) {
 				out = append(out, g)
 			}
 		}

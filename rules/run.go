@@ -50,6 +50,7 @@ type Run struct {
 type Gap struct {
 	Table  string
 	Window raw.Window
+	Quiet  bool // the source is not configured: the rules are held, but the run is not incomplete for it
 }
 
 // Hold is a rule held on the days around a gap of a table it reads: there it
@@ -60,6 +61,7 @@ type Hold struct {
 	Rule   string
 	Table  string
 	Window raw.Window
+	Quiet  bool // from a quiet Gap
 }
 
 // Result says what a run of the rules did.
@@ -215,7 +217,7 @@ func check(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) ([]plan, 
 		errs = append(errs, checkColumns(ctx, conn, p))
 		for _, g := range run.Gaps {
 			if slices.Contains(r.Reads, g.Table) {
-				p.holds = append(p.holds, Hold{Rule: r.ID, Table: g.Table,
+				p.holds = append(p.holds, Hold{Rule: r.ID, Table: g.Table, Quiet: g.Quiet,
 					Window: raw.Window{From: g.Window.From.AddDate(0, 0, -1), To: g.Window.To.AddDate(0, 0, 1)}})
 			}
 		}

@@ -14,8 +14,9 @@ import (
 const batchRows = 1 << 13
 
 var (
-	amountArrow = &arrow.Decimal128Type{Precision: 38, Scale: amountScale}
-	timeArrow   = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	amountArrow   = &arrow.Decimal128Type{Precision: 38, Scale: amountScale}
+	quantityArrow = &arrow.Decimal128Type{Precision: 38, Scale: quantityScale}
+	timeArrow     = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 )
 
 // stageSchema is the Arrow schema of a table's stage: its data columns, the
@@ -28,6 +29,8 @@ func stageSchema(t *Table) *arrow.Schema {
 		switch c.Kind {
 		case Amount:
 			typ = amountArrow
+		case Quantity:
+			typ = quantityArrow
 		case Time:
 			typ = timeArrow
 		case Bool:
@@ -224,7 +227,7 @@ func appendTyped(f array.Builder, k Kind, v typed) {
 		return
 	}
 	switch k {
-	case Amount:
+	case Amount, Quantity:
 		f.(*array.Decimal128Builder).Append(v.amount)
 	case Time:
 		f.(*array.TimestampBuilder).Append(arrow.Timestamp(v.micros))

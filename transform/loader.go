@@ -97,7 +97,7 @@ func (l *Loader) Load(ctx context.Context, files []raw.File) (Stats, error) {
 	// nothing to load: its previous rows stay, and the rules are held there.
 	files = slices.DeleteFunc(slices.Clone(files), func(f raw.File) bool {
 		src, ok := SourceOf(f.Source)
-		return f.Status == raw.StatusFailed && !(ok && src.Report)
+		return (f.Status == raw.StatusFailed && !(ok && src.Report)) || f.Status == raw.StatusNotConfigured
 	})
 	var st Stats
 	trace := traceOf(ctx)

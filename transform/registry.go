@@ -44,6 +44,8 @@ var Sources = []Source{
 			return l.loadBalances(ctx, conn, files[0])
 		}},
 	keyedSource(&Fees, flatRow(map[string]string{"feeId": "fee_id"})),
+	{Name: raw.SourceWallet, Tables: []*Table{&Wallets, &WalletBalances, &WalletTransactions, &WalletLimits, &WalletLimitMatchers},
+		Slice: perAccount, Load: (*Loader).loadWallet, Object: true},
 }
 
 // reportSource is a report type's source: each report replaces its window.
@@ -63,10 +65,12 @@ func keyedSource(t *Table, row rowFunc) Source {
 		}}
 }
 
-// Slice keys: each file alone; all files of the source at once; the pages
-// of one account's statement over one window.
+// Slice keys: each file alone; all files of the source at once; the files
+// of one account (a wallet); the pages of one account's statement over one
+// window.
 func oneFile(f *raw.File) string     { return f.Source + "\x00" + f.Path }
 func wholeSource(f *raw.File) string { return f.Source }
+func perAccount(f *raw.File) string  { return f.Source + "\x00" + f.Account }
 func accountWindow(f *raw.File) string {
 	return f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
 }

@@ -24,6 +24,7 @@ const (
 	Enum                 // an open list: trimmed and kept verbatim; Column.Values are the values known (KnownValues)
 	Bool                 // true or false
 	Labels               // VARCHAR[]: a JSON array of strings or of {"label": ...} objects
+	Quantity             // DECIMAL(38,18): a plain or exponent decimal with at most 18 decimals (wallet quantities)
 )
 
 // Column is one known column of a table.

@@ -58,24 +58,34 @@ func (v *value) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-const amountScale = 12
+// Scales of the decimal kinds: Amount (money) and Quantity (wallet
+// quantities: 18 decimals occur on EVM chains, and DECIMAL(38,18) still
+// holds 20 integer digits).
+const (
+	amountScale   = 12
+	quantityScale = 18
+)
 
 var errNotDecimal = errors.New("not a decimal")
 
 // parseAmount reads a decimal exactly into DECIMAL(38,12) units. More than
 // 12 decimals, or more than 26 integer digits, is an error: nothing is rounded.
-func parseAmount(s string) (decimal128.Num, error) {
-	if n, ok := parsePlainAmount(s); ok {
+func parseAmount(s string) (decimal128.Num, error) { return parseDecimal(s, amountScale) }
+
+// parseDecimal reads a decimal exactly into DECIMAL(38,scale) units. More
+// than scale decimals, or more than 38-scale integer digits, is an error.
+func parseDecimal(s string, scale int32) (decimal128.Num, error) {
+	if n, ok := parsePlainAmount(s, int(scale)); ok {
 		return n, nil
 	}
 	d, err := decimal.NewFromString(s) // exponents, and the errors
 	if err != nil {
 		return decimal128.Num{}, errNotDecimal
 	}
-	if d.Exponent() < -amountScale && !d.Equal(d.Truncate(amountScale)) {
-		return decimal128.Num{}, fmt.Errorf("more than %d decimals", amountScale)
+	if d.Exponent() < -scale && !d.Equal(d.Truncate(scale)) {
+		return decimal128.Num{}, fmt.Errorf("more than %d decimals", scale)
 	}
-	i := d.Shift(amountScale).BigInt()
+	i := d.Shift(scale).BigInt()
 	if i.CmpAbs(maxAmount) > 0 {
 		return decimal128.Num{}, errors.New("out of range")
 	}
@@ -84,9 +94,9 @@ func parseAmount(s string) (decimal128.Num, error) {
 
 var maxAmount = new(big.Int).Sub(new(big.Int).Exp(big.NewInt(10), big.NewInt(38), nil), big.NewInt(1))
 
-// parsePlainAmount is the fast path for [+-]digits[.digits]; ok is false
-// for anything else, which parseAmount then reads or rejects.
-func parsePlainAmount(s string) (decimal128.Num, bool) {
+// parsePlainAmount is the fast path for [+-]digits[.digits] at scale; ok
+// is false for anything else, which parseDecimal then reads or rejects.
+func parsePlainAmount(s string, scale int) (decimal128.Num, bool) {
 	i, neg := 0, false
 	if i < len(s) && (s[i] == '-' || s[i] == '+') {
 		neg = s[i] == '-'
@@ -100,7 +110,7 @@ func parsePlainAmount(s string) (decimal128.Num, bool) {
 			dot = true
 			continue
 		}
-		if c < '0' || c > '9' || digits == 37 || (dot && frac == amountScale) {
+		if c < '0' || c > '9' || digits == 37 || (dot && frac == scale) {
 			return decimal128.Num{}, false
 		}
 		hi, lo = mul10add(hi, lo, uint64(c-'0'))
@@ -112,7 +122,7 @@ func parsePlainAmount(s string) (decimal128.Num, bool) {
 	if digits == 0 {
 		return decimal128.Num{}, false
 	}
-	for ; frac < amountScale; frac++ {
+	for ; frac < scale; frac++ {
 		if digits == 38 {
 			return decimal128.Num{}, false
 		}
@@ -201,6 +211,12 @@ func (c *Column) check(v value) (typed, string) {
 	switch c.Kind {
 	case Amount:
 		n, err := parseAmount(s)
+		if err != nil {
+			return typed{}, fmt.Sprintf("bad decimal in %s: %s (%v)", c.Name, clip(v.s), err)
+		}
+		return typed{amount: n}, ""
+	case Quantity:
+		n, err := parseDecimal(s, quantityScale)
 		if err != nil {
 			return typed{}, fmt.Sprintf("bad decimal in %s: %s (%v)", c.Name, clip(v.s), err)
 		}

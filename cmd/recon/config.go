@@ -80,6 +80,9 @@ var (
 		{key: "reporting_url", flag: "reporting-url", help: "reporting service base URL"},
 		{key: "server_url", flag: "server-url", help: "server API base URL, ending in /v4"},
 		{key: "liquidation_url", flag: "liquidation-url", help: "liquidation service base URL"},
+		{key: "wallet_url", flag: "wallet-url", help: "wallet service base URL (optional: without it the wallet rules are held)"},
+		{key: "wallets", flag: "wallets", list: true, help: "vault_id/wallet_id list of the custody wallets pulled (needs --wallet-url)"},
+		{key: "wallet_audience", flag: "wallet-audience", help: "token audience of the wallet service, when it is not --audience (same client credentials)"},
 		{key: "insecure_http", flag: "insecure-http", def: "false", help: "accept http:// service URLs of hosts that are not loopback"},
 		{key: "body_idle_timeout", flag: "body-idle-timeout", def: extract.DefaultBodyIdleTimeout.String(), help: "a response body that sends no byte this long is dropped and asked again"},
 		{key: "max_body", flag: "max-body", def: "256MiB", help: "most bytes of one API answer (a page, a record), after gzip; report downloads have no cap"},
@@ -359,11 +362,21 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 			AuthURL: str("auth_url"), ClientID: str("client_id"), ClientSecret: extract.Secret(str("client_secret")),
 			Audience: str("audience"), BasicAuth: oneOf("token_auth", "body", "basic") == "basic",
 			ReportingURL: str("reporting_url"), ServerURL: str("server_url"), LiquidationURL: str("liquidation_url"),
+			WalletURL: str("wallet_url"), Wallets: splitList(str("wallets")), WalletAudience: str("wallet_audience"),
 			InsecureHTTP: boolean("insecure_http"), BodyIdleTimeout: duration("body_idle_timeout"),
 			MaxBodyBytes: size("max_body"), MaxDownloadBytes: size("max_download_bytes"),
 			Logger: a.log,
 		},
 		Schedule: pipeline.Schedule{Cron: str("cron"), RecheckDays: num("recheck_days"), CatchUpDays: num("catch_up_days")},
+	}
+	if (str("wallet_url") == "") != (len(cfg.Extract.Wallets) == 0) {
+		problems = append(problems, fmt.Errorf("RECON_WALLET_URL (%s) and RECON_WALLETS (%s): set both or neither",
+			get["wallet_url"].from, get["wallets"].from))
+	}
+	for _, vw := range cfg.Extract.Wallets {
+		if v, w, ok := strings.Cut(vw, "/"); !ok || v == "" || w == "" || strings.Contains(w, "/") {
+			problems = append(problems, fmt.Errorf("RECON_WALLETS (%s): %q is not vault_id/wallet_id", get["wallets"].from, vw))
+		}
 	}
 	oneOf("log_format", "auto", "text", "json")
 	if _, err := parseLevel(str("log_level")); err != nil {

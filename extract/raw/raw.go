@@ -101,6 +101,7 @@ const (
 	SourceTransfer          = "transfer"           // transfers/p<NNNN>.json, newest first
 	SourceBalance           = "balance"            // balances/balances.json, a snapshot at FetchedAt
 	SourceFee               = "fee"                // fees/p<NNNN>.json, the fee configuration
+	SourceWallet            = "wallet"             // wallets/<vault>/<wallet>/{wallet,balances_<as_of|now>,transactions_<from>_<to>_p<NNNN>,limits}.json
 )
 
 // Report types (spec: reporting service), the sources of report files.
@@ -120,7 +121,12 @@ const (
 
 	StatusReady  = "READY"
 	StatusFailed = "FAILED"
-	StatusEmpty  = "EMPTY"
+	// StatusNotConfigured is the status of a File without a file for a
+	// source the configuration leaves out (the wallet without
+	// RECON_WALLET_URL): the rules reading its tables are held, but the run
+	// is not incomplete.
+	StatusNotConfigured = "NOT_CONFIGURED"
+	StatusEmpty         = "EMPTY"
 )
 
 // File is one file as received from the network, with its provenance.
@@ -132,9 +138,9 @@ type File struct {
 	SHA256   string `json:"sha256"`              // hex of the file's bytes ("" when Status is EMPTY or FAILED)
 	Size     int64  `json:"size"`                // bytes
 	Window   Window `json:"window"`              // days the file covers
-	Status   string `json:"status"`              // READY, EMPTY or FAILED (reports); READY, or FAILED without a file for a source not pulled
+	Status   string `json:"status"`              // READY, EMPTY or FAILED (reports); READY, or FAILED (or NOT_CONFIGURED) without a file for a source not pulled
 	ReportID string `json:"report_id,omitempty"` // reports only
-	Account  string `json:"account,omitempty"`   // statements only
+	Account  string `json:"account,omitempty"`   // statements; wallets: vault_id/wallet_id
 	Page     int    `json:"page,omitempty"`      // paged sources: zero-based page number
 	Request  string `json:"request"`             // method and URL that produced the file (no secrets)
 	// FetchedAt is the response's Date header (the client's clock when it has

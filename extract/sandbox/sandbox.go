@@ -36,6 +36,9 @@ type Config struct {
 	FilesURL       string           // base URL where FilesHandler is served; download links point there when Faults.DownloadHost
 
 	ClientID, ClientSecret, Audience string // defaults ClientID, ClientSecret, Audience (serve.go)
+	// WalletAudience, when set, is a second audience the token service
+	// accepts; the wallet service then admits only its tokens (RECON_WALLET_AUDIENCE).
+	WalletAudience string
 }
 
 // Sandbox is a simulated network; it is safe for concurrent use. What New
@@ -58,6 +61,7 @@ type Sandbox struct {
 	reports  reportState      // reports.go: the reporting service and its download host
 	liq      liquidationState // liquidation.go: the liquidation service
 	api      serverState      // statement.go, server.go: the server API's caches
+	wallet   walletState      // wallet.go: the wallet service
 }
 
 // tally is a set of counts safe for concurrent use.
@@ -125,6 +129,7 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	s.anchor = s.now()
 	s.injectBreaks()
+	s.generateWallets() // wallet.go, wallet_breaks.go: adds the wallet's truth
 	s.routes()
 	for _, d := range cfg.Faults.Down {
 		if !slices.Contains(s.patterns, d) {
@@ -226,6 +231,7 @@ const (
 	tagFee
 	tagSign
 	tagRetry
+	tagWallet
 )
 
 func (s *Sandbox) routes() {
@@ -244,6 +250,7 @@ func (s *Sandbox) routes() {
 	s.handle(s.mux, "GET /v4/transfers", s.authed(serverDenied, s.listTransfers))
 	s.handle(s.mux, "GET /v4/monitor/balances", s.authed(serverDenied, s.getBalances))
 	s.handle(s.mux, "GET /v4/config/fees", s.authed(serverDenied, s.listFees))
+	s.walletRoutes()
 	// The server API answers 403 when no handler is found (spec: pagination errors).
 	s.handle(s.mux, "/v4/", func(w http.ResponseWriter, r *http.Request) {
 		serverError(w, http.StatusForbidden, "A0110", "Forbidden", "no handler found for "+r.Method+" "+r.URL.Path)

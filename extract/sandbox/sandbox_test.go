@@ -754,6 +754,9 @@ func TestTruthMatchesServedData(t *testing.T) {
 
 	perRule, seen := map[string]int{}, map[string]bool{}
 	for _, b := range truth.Breaks {
+		if strings.HasPrefix(b.RuleID, "wallet_") { // TestWalletTruth
+			continue
+		}
 		perRule[b.RuleID]++
 		if seen[b.PaymentID] {
 			t.Errorf("payment %s carries two injected breaks", b.PaymentID)
@@ -771,9 +774,10 @@ func TestTruthMatchesServedData(t *testing.T) {
 	if !cmp.Equal(perRule, wantPerRule) {
 		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, wantPerRule)
 	}
-	if len(truth.Pending) != 0 || len(truth.Decoys) != 36 || !truth.AsOf.Equal(now0) {
+	decoys := slices.DeleteFunc(slices.Clone(truth.Decoys), func(b sandbox.TruthBreak) bool { return strings.HasPrefix(b.RuleID, "wallet_") })
+	if len(truth.Pending) != 0 || len(decoys) != 36 || !truth.AsOf.Equal(now0) {
 		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 36 decoys (6 kinds)",
-			truth.AsOf, len(truth.Pending), len(truth.Decoys), now0)
+			truth.AsOf, len(truth.Pending), len(decoys), now0)
 	}
 	var buf bytes.Buffer
 	if err := truth.WriteJSON(&buf); err != nil || !json.Valid(buf.Bytes()) {

@@ -94,7 +94,7 @@ func (s *Served) Close() error {
 // Env is the environment that points recon at the sandbox, in the order `recon sandbox` prints it.
 func (s *Served) Env() [][2]string {
 	c := s.Sandbox.cfg
-	return [][2]string{
+	env := [][2]string{
 		{"RECON_AUTH_URL", s.URL},
 		{"RECON_REPORTING_URL", s.URL},
 		{"RECON_SERVER_URL", s.URL + "/v4"},
@@ -103,14 +103,22 @@ func (s *Served) Env() [][2]string {
 		{"RECON_CLIENT_SECRET", c.ClientSecret},
 		{"RECON_AUDIENCE", c.Audience},
 		{"RECON_ACCOUNTS", strings.Join(s.Sandbox.Accounts(), ",")},
+		{"RECON_WALLET_URL", s.URL + WalletPrefix},
+		{"RECON_WALLETS", strings.Join(s.Sandbox.Wallets(), ",")},
 	}
+	if c.WalletAudience != "" {
+		env = append(env, [2]string{"RECON_WALLET_AUDIENCE", c.WalletAudience})
+	}
+	return env
 }
 
-// ExtractConfig returns base pointed at the sandbox: its service URLs and
-// credentials set, every other field as given.
+// ExtractConfig returns base pointed at the sandbox: its service URLs
+// (the wallet service and its wallets too) and credentials set, every
+// other field as given.
 func (s *Served) ExtractConfig(base extract.Config) extract.Config {
 	c := s.Sandbox.cfg
 	base.AuthURL, base.ReportingURL, base.LiquidationURL, base.ServerURL = s.URL, s.URL, s.URL, s.URL+"/v4"
 	base.ClientID, base.ClientSecret, base.Audience = c.ClientID, extract.Secret(c.ClientSecret), c.Audience
+	base.WalletURL, base.Wallets, base.WalletAudience = s.URL+WalletPrefix, s.Sandbox.Wallets(), c.WalletAudience
 	return base
 }

@@ -35,6 +35,7 @@ func TestServe(t *testing.T) {
 		{"RECON_AUTH_URL", srv.URL}, {"RECON_REPORTING_URL", srv.URL}, {"RECON_SERVER_URL", srv.URL + "/v4"},
 		{"RECON_LIQUIDATION_URL", srv.URL}, {"RECON_CLIENT_ID", sandbox.ClientID}, {"RECON_CLIENT_SECRET", sandbox.ClientSecret},
 		{"RECON_AUDIENCE", sandbox.Audience}, {"RECON_ACCOUNTS", strings.Join(srv.Sandbox.Accounts(), ",")},
+		{"RECON_WALLET_URL", srv.URL + sandbox.WalletPrefix}, {"RECON_WALLETS", strings.Join(srv.Sandbox.Wallets(), ",")},
 	}
 	if diff := cmp.Diff(want, srv.Env()); diff != "" {
 		t.Errorf("Env (-want +got):\n%s", diff)

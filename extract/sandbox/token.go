@@ -49,7 +49,7 @@ func (s *Sandbox) issueToken(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "unsupported_grant_type", "grant_type must be client_credentials")
 	case !same(req.ClientID, s.cfg.ClientID) || !same(req.ClientSecret, s.cfg.ClientSecret):
 		fail(http.StatusUnauthorized, "access_denied", "Unauthorized")
-	case req.Audience != s.cfg.Audience:
+	case req.Audience != s.cfg.Audience && (s.cfg.WalletAudience == "" || req.Audience != s.cfg.WalletAudience):
 		fail(http.StatusBadRequest, "invalid_request", "unknown audience")
 	default:
 		now := s.now()
@@ -66,7 +66,7 @@ func (s *Sandbox) issueToken(w http.ResponseWriter, r *http.Request) {
 			raw[i] = byte(rng.Uint32())
 		}
 		tok := base64.RawURLEncoding.EncodeToString(raw)
-		s.tokens.byToken[tok] = &issued{expires: now.Add(s.cfg.TokenTTL), seq: s.tokens.seq}
+		s.tokens.byToken[tok] = &issued{expires: now.Add(s.cfg.TokenTTL), seq: s.tokens.seq, audience: req.Audience}
 		s.tokens.mu.Unlock()
 		w.Header().Set("Cache-Control", "no-store")
 		writeJSON(w, http.StatusOK, map[string]any{
@@ -88,9 +88,21 @@ type tokenState struct {
 
 // issued is what the sandbox keeps of a token it issued.
 type issued struct {
-	expires time.Time
-	seq     uint64 // tokens are numbered in issue order
-	uses    int
+	expires  time.Time
+	seq      uint64 // tokens are numbered in issue order
+	uses     int
+	audience string
+}
+
+// tokenAudience is the audience of the request's bearer token ("" if unknown).
+func (s *Sandbox) tokenAudience(r *http.Request) string {
+	_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	s.tokens.mu.Lock()
+	defer s.tokens.mu.Unlock()
+	if is, ok := s.tokens.byToken[tok]; ok {
+		return is.audience
+	}
+	return ""
 }
 
 // authed lets a request through only with a known, unexpired bearer token;
