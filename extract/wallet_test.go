@@ -213,7 +213,8 @@ func TestWalletBlockchainOnNonEVM(t *testing.T) {
 	}
 }
 
-// TestPlanWallet: --dry-run lists each wallet's calls.
+// TestPlanWallet: --dry-run lists each wallet's first call, the others in
+// what follows it.
 func TestPlanWallet(t *testing.T) {
 	srv, c := walletNet(t, sandbox.Config{}, nil)
 	calls, err := c.Plan(walletOnly(window(t, "2026-10-01", "2026-10-03")))
@@ -224,36 +225,36 @@ func TestPlanWallet(t *testing.T) {
 	for _, call := range calls {
 		if strings.HasPrefix(call.What, "wallet") {
 			n++
-			if call.Account == "" || !strings.HasPrefix(call.Request, "GET "+srv.URL+sandbox.WalletPrefix) {
+			if call.Account == "" || !strings.HasPrefix(call.Request, "GET "+srv.URL+sandbox.WalletPrefix) ||
+				!strings.Contains(call.Then, "/transactions?") || !strings.Contains(call.Then, "limits") {
 				t.Errorf("call %+v", call)
 			}
 		}
 	}
-	if n != 5*len(srv.Sandbox.Wallets()) {
-		t.Errorf("%d wallet calls, want 5 per wallet", n)
+	if n != len(srv.Sandbox.Wallets()) {
+		t.Errorf("%d wallet calls, want 1 per wallet", n)
 	}
 }
 
 // TestWalletConfig refuses wallets without a service, a service without
 // wallets, and entries that are not vault_id/wallet_id.
 func TestWalletConfig(t *testing.T) {
-	base := extract.Config{AuthURL: "http://127.0.0.1:1", ReportingURL: "http://127.0.0.1:1", ServerURL: "http://127.0.0.1:1/v4",
-		ClientID: "id", ClientSecret: "s", Audience: "a"}
 	for _, tt := range []struct {
 		url     string
 		wallets []string
 		want    string
 	}{
-		{"", []string{"v/w"}, "WalletURL is not set"},
+		{"", []string{"v/w"}, "RECON_WALLET_URL is not set"},
 		{"http://127.0.0.1:2", nil, "lists no vault_id/wallet_id"},
-		{"http://127.0.0.1:2", []string{"vw"}, `wallet "vw": want vault_id/wallet_id`},
-		{"http://127.0.0.1:2", []string{"v/w/x"}, "want vault_id/wallet_id"},
+		{"http://127.0.0.1:2", []string{"vw"}, `RECON_WALLETS: "vw" is not vault_id/wallet_id`},
+		{"http://127.0.0.1:2", []string{"v/w/x"}, "is not vault_id/wallet_id"},
 		{"http://127.0.0.1:2", []string{"v/w:1", "v/w_1"}, "the same raw folder"},
 	} {
-		cfg := base
-		cfg.WalletURL, cfg.Wallets = tt.url, tt.wallets
-		if _, err := extract.New(cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if err := extract.CheckWallets(tt.url, tt.wallets); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q %q: error %v, want %q", tt.url, tt.wallets, err, tt.want)
 		}
+	}
+	if err := extract.CheckWallets("http://127.0.0.1:2", []string{"v/w", "v/x"}); err != nil {
+		t.Errorf("two good wallets: %v", err)
 	}
 }
