@@ -207,6 +207,8 @@ type Request struct {
 
 	Liquidations Window // liquidations created in this window, each with its trades (needs LiquidationURL)
 	Server       Window // server API payments executed and transfers created in this window, balances and fees
+
+	Notifications Notifications // the webhook spool's new msg_ids, fetched (notification.go); zero: left out
 }
 
 // Result lists the raw files of a run.
@@ -288,6 +290,11 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Result,
 	}
 	if !req.Server.IsZero() {
 		jobs = append(jobs, c.serverJobs(req.Server, dir)...)
+	}
+	if !req.Notifications.IsZero() {
+		jobs = append(jobs, func(ctx context.Context) (outcome, error) {
+			return c.extractNotifications(ctx, req.Notifications, req.Server, dir)
+		})
 	}
 
 	trace := traceOf(ctx)

@@ -62,5 +62,9 @@ func (c *Client) Plan(req Request) ([]Call, error) {
 			Call{What: "fees", Request: "GET " + c.feeURL(0, MaxServerPage), Then: "the next pages up to the last"},
 			Call{What: "balances", Request: "GET " + c.cfg.ServerURL + PathBalances, Then: "nothing more: one snapshot"})
 	}
+	if n := req.Notifications; !n.IsZero() {
+		calls = append(calls, Call{What: "notifications", Window: req.Server, Request: "GET " + c.notificationURL("{msg_id}"),
+			Then: "once per msg_id of " + n.Spool + " past its committed offset, not fetched before"})
+	}
 	return calls, nil
 }
