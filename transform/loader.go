@@ -111,6 +111,8 @@ func (l *Loader) Load(ctx context.Context, files []extract.RawFile) (Stats, erro
 			fs, err = l.loadKeyed(ctx, conn, &Fees, g, flatRow(map[string]string{"feeId": "fee_id"}))
 		case src == extract.SourceBalance:
 			fs, err = l.loadBalances(ctx, conn, first)
+		case src == extract.SourceNotification || src == extract.SourceNotificationReceipt:
+			fs, err = l.loadNotifications(ctx, conn, g) // notification.go
 		default:
 			err = fmt.Errorf("unknown source %q", src)
 		}
@@ -146,6 +148,8 @@ func groups(files []extract.RawFile) [][]extract.RawFile {
 			return f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
 		case extract.SourceLiquidation, extract.SourcePayment, extract.SourceTransfer, extract.SourceFee:
 			return f.Source
+		case extract.SourceNotification, extract.SourceNotificationReceipt:
+			return extract.SourceNotification // receipts and bodies: one slice
 		default:
 			return f.Source + "\x00" + f.Path
 		}

@@ -329,6 +329,9 @@ func TablesOf(source string) []string {
 	if source == extract.SourceStatement {
 		out = append(out, "statements") // loaded from the page headers, without a Table
 	}
+	if source == extract.SourceNotification || source == extract.SourceNotificationReceipt {
+		return []string{"notifications"} // notification.go, without a Table
+	}
 	for _, t := range allTables {
 		if t.Source == source {
 			out = append(out, t.Name)
