@@ -124,4 +124,3 @@ func queryRows(t *testing.T, db *sql.DB, q string) [][]string {
 	}
 	return out
 }
-
