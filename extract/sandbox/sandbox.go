@@ -34,6 +34,7 @@ type Config struct {
 	BreaksPerDay   int              // injected breaks of each rule kind per day (default 2; negative: none)
 	Faults         Faults           // fault knobs (faults.go); zero: none
 	FilesURL       string           // base URL where FilesHandler is served; download links point there when Faults.DownloadHost
+	WebhookURL     string           // callback URL (with its path token) Deliver sends webhook notifications to ("": none; webhook.go)
 
 	ClientID, ClientSecret, Audience string // defaults ClientID, ClientSecret, Audience (serve.go)
 }
@@ -58,6 +59,7 @@ type Sandbox struct {
 	reports  reportState      // reports.go: the reporting service and its download host
 	liq      liquidationState // liquidation.go: the liquidation service
 	api      serverState      // statement.go, server.go: the server API's caches
+	hooks    webhookState     // webhook.go: notifications served and deliveries planned
 }
 
 // tally is a set of counts safe for concurrent use.
@@ -125,6 +127,7 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	s.anchor = s.now()
 	s.injectBreaks()
+	s.planWebhooks()
 	s.routes()
 	for _, d := range cfg.Faults.Down {
 		if !slices.Contains(s.patterns, d) {
@@ -226,6 +229,7 @@ const (
 	tagFee
 	tagSign
 	tagRetry
+	tagWebhook
 )
 
 func (s *Sandbox) routes() {
@@ -244,6 +248,7 @@ func (s *Sandbox) routes() {
 	s.handle(s.mux, "GET /v4/transfers", s.authed(serverDenied, s.listTransfers))
 	s.handle(s.mux, "GET /v4/monitor/balances", s.authed(serverDenied, s.getBalances))
 	s.handle(s.mux, "GET /v4/config/fees", s.authed(serverDenied, s.listFees))
+	s.handle(s.mux, "GET /v4/orchestration/payment/notification/{msg_id}", s.authed(serverDenied, s.getNotification))
 	// The server API answers 403 when no handler is found (spec: pagination errors).
 	s.handle(s.mux, "/v4/", func(w http.ResponseWriter, r *http.Request) {
 		serverError(w, http.StatusForbidden, "A0110", "Forbidden", "no handler found for "+r.Method+" "+r.URL.Path)
