@@ -65,8 +65,6 @@ type notificationPay struct {
 type webhookState struct {
 	byID       map[string]json.RawMessage
 	deliveries []string // msg_ids, duplicates included, in delivery order
-	sent       atomic.Int64
-	failed     atomic.Int64
 }
 
 // flow is the notifications of one orchestration payment.
@@ -226,6 +224,7 @@ func (s *Sandbox) Deliver(ctx context.Context) (Deliveries, error) {
 		return Deliveries{}, nil
 	}
 	hc := &http.Client{Timeout: 5 * time.Second}
+	var sent, failed atomic.Int64
 	var mu sync.Mutex
 	next := 0
 	g, gctx := errgroup.WithContext(ctx)
@@ -240,45 +239,50 @@ func (s *Sandbox) Deliver(ctx context.Context) (Deliveries, error) {
 				id := s.hooks.deliveries[next]
 				next++
 				mu.Unlock()
-				if err := s.deliver(gctx, hc, id); err != nil {
+				ok, err := s.deliver(gctx, hc, id)
+				if err != nil {
 					return err
+				}
+				if ok {
+					sent.Add(1)
+				} else {
+					failed.Add(1)
 				}
 			}
 		})
 	}
 	err := g.Wait()
-	return Deliveries{Sent: s.hooks.sent.Load(), Failed: s.hooks.failed.Load()}, err
+	return Deliveries{Sent: sent.Load(), Failed: failed.Load()}, err
 }
 
-// deliver makes one delivery, with its retries; only ctx's end is an error.
-func (s *Sandbox) deliver(ctx context.Context, hc *http.Client, id string) error {
+// deliver makes one delivery, with its retries, and says whether it was
+// accepted; only ctx's end is an error.
+func (s *Sandbox) deliver(ctx context.Context, hc *http.Client, id string) (bool, error) {
 	body := fmt.Appendf(nil, `{"msg_id":%q}`, id)
 	for try := 0; ; try++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.WebhookURL, bytes.NewReader(body))
 		if err != nil {
-			return err
+			return false, err
 		}
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := hc.Do(req)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode/100 == 2 {
-				s.hooks.sent.Add(1)
-				return nil
+				return true, nil
 			}
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 		if try == webhookRetries {
-			s.hooks.failed.Add(1)
-			return nil
+			return false, nil
 		}
 		t := time.NewTimer(webhookRetryDelay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return false, ctx.Err()
 		case <-t.C:
 		}
 	}
