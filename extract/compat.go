@@ -14,23 +14,25 @@ type (
 
 // Deprecated: use the names of package raw.
 const (
-	DateLayout              = raw.DateLayout
-	SourcePaymentOps        = raw.SourcePaymentOps
-	SourceRecon             = raw.SourceRecon
-	SourceFailureConversion = raw.SourceFailureConversion
-	SourceStatement         = raw.SourceStatement
-	SourceLiquidation       = raw.SourceLiquidation
-	SourcePayment           = raw.SourcePayment
-	SourceTransfer          = raw.SourceTransfer
-	SourceBalance           = raw.SourceBalance
-	SourceFee               = raw.SourceFee
-	SourceWallet            = raw.SourceWallet
-	FormatCSV               = raw.FormatCSV
-	FormatJSON              = raw.FormatJSON
-	StatusReady             = raw.StatusReady
-	StatusFailed            = raw.StatusFailed
-	StatusNotConfigured     = raw.StatusNotConfigured
-	StatusEmpty             = raw.StatusEmpty
+	DateLayout                = raw.DateLayout
+	SourcePaymentOps          = raw.SourcePaymentOps
+	SourceRecon               = raw.SourceRecon
+	SourceFailureConversion   = raw.SourceFailureConversion
+	SourceStatement           = raw.SourceStatement
+	SourceLiquidation         = raw.SourceLiquidation
+	SourcePayment             = raw.SourcePayment
+	SourceTransfer            = raw.SourceTransfer
+	SourceBalance             = raw.SourceBalance
+	SourceFee                 = raw.SourceFee
+	SourceWallet              = raw.SourceWallet
+	SourceNotification        = raw.SourceNotification
+	SourceNotificationReceipt = raw.SourceNotificationReceipt
+	FormatCSV                 = raw.FormatCSV
+	FormatJSON                = raw.FormatJSON
+	StatusReady               = raw.StatusReady
+	StatusFailed              = raw.StatusFailed
+	StatusNotConfigured       = raw.StatusNotConfigured
+	StatusEmpty               = raw.StatusEmpty
 )
 
 // Deprecated: use raw.NewWindow, raw.ParseWindow, raw.ReadIndex.

@@ -217,6 +217,8 @@ type Request struct {
 	Liquidations raw.Window // liquidations created in this window, each with its trades (needs LiquidationURL)
 	Server       raw.Window // server API payments executed and transfers created in this window, balances and fees
 	Wallet       raw.Window // each wallet's record, limits, balances at the window's midnights and now, transactions (WalletURL)
+
+	Notifications Notifications // the webhook spool's new msg_ids, fetched (notification.go); zero: left out
 }
 
 // Result lists the raw files of a run.

@@ -37,6 +37,7 @@ var sourceJobs = []func(c *Client, req Request, dir string) []job{
 	(*Client).liquidationJobs,
 	(*Client).serverJobs,
 	(*Client).walletJobs,
+	(*Client).notificationJobs,
 }
 
 // jobs is the one list of what an extraction of req into dir does: the

@@ -8,15 +8,16 @@ import "time"
 
 // Paths relative to each service base.
 const (
-	PathToken          = "/v2/oauth/token"       // relative to RECON_AUTH_URL
-	PathReports        = "/v1/reports"           // relative to RECON_REPORTING_URL
-	PathReportDownload = "/v1/reports/download/" // + report id
-	PathStatement      = "/statement/"           // + account@address, relative to RECON_SERVER_URL (…/v4)
-	PathPayments       = "/payments"             // relative to RECON_SERVER_URL
-	PathTransfers      = "/transfers"            // relative to RECON_SERVER_URL
-	PathBalances       = "/monitor/balances"     // relative to RECON_SERVER_URL (provider's path; not shown in spec)
-	PathFees           = "/config/fees"          // relative to RECON_SERVER_URL
-	PathLiquidations   = "/liquidations"         // relative to RECON_LIQUIDATION_URL (no prefix: not shown); + "/" + id for one
+	PathToken          = "/v2/oauth/token"                      // relative to RECON_AUTH_URL
+	PathReports        = "/v1/reports"                          // relative to RECON_REPORTING_URL
+	PathReportDownload = "/v1/reports/download/"                // + report id
+	PathStatement      = "/statement/"                          // + account@address, relative to RECON_SERVER_URL (…/v4)
+	PathPayments       = "/payments"                            // relative to RECON_SERVER_URL
+	PathTransfers      = "/transfers"                           // relative to RECON_SERVER_URL
+	PathBalances       = "/monitor/balances"                    // relative to RECON_SERVER_URL (provider's path; not shown in spec)
+	PathFees           = "/config/fees"                         // relative to RECON_SERVER_URL
+	PathLiquidations   = "/liquidations"                        // relative to RECON_LIQUIDATION_URL (no prefix: not shown); + "/" + id for one
+	PathNotification   = "/orchestration/payment/notification/" // + msg_id, relative to RECON_SERVER_URL
 )
 
 // Report modes: create reports through the API, or collect the ones the

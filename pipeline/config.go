@@ -45,6 +45,10 @@ type Config struct {
 	MetricsFile string   // Prometheus text file written after each run ("" : none)
 	Schedule    Schedule // `recon schedule` only
 
+	// WebhookSpool is the webhook receiver's spool (RECON_WEBHOOK_SPOOL);
+	// each run fetches its new msg_ids ("": no notification source).
+	WebhookSpool string
+
 	catalogue []rules.Rule // the rules a run applies, loaded once by Prepare
 }
 

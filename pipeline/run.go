@@ -128,6 +128,11 @@ func run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
+	spoolNext, spooled, err := spoolRead(r.rawDir, files) // notification.go
+	if err != nil {
+		return res, err
+	}
+	spooled = spooled && cfg.InputDir == "" // recon load: the raw files' spool range is not this spool's
 	wh, err := OpenWarehouse(ctx, cfg.DB)
 	if err != nil {
 		return res, err
@@ -148,6 +153,9 @@ func run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
 		return res, fmt.Errorf("stopped before publishing: %w", context.Cause(ctx))
 	}
 	published, err = r.publish(context.WithoutCancel(ctx), wh, store, info)
+	if published && spooled {
+		commitSpool(cfg.WebhookSpool, spoolNext, r.log)
+	}
 	return res, err
 }
 

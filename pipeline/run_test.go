@@ -138,7 +138,7 @@ func openRO(t testing.TB, path string) *sql.DB {
 // loopback, a full run, and the breaks equal the sandbox's ground truth. The
 // sandbox adds malformed report rows, each a row_quarantined break.
 func TestRunFindsExactlyTheInjectedBreaks(t *testing.T) {
-	e := newEnv(t, 7, sandbox.Faults{MalformedRows: 0.02})
+	e, _ := webhookEnv(t, 7, sandbox.Faults{MalformedRows: 0.02}) // deliveries settled (notification_test.go)
 	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 6))
 	res := e.run(t, w)
 	if res.Verdict != output.Complete {

@@ -27,7 +27,13 @@ func extractStage(ctx context.Context, cfg Config, w extract.Window, started tim
 	if err != nil {
 		return nil, err
 	}
-	return client.Extract(ctx, extractRequest(cfg, w, started), rawDir)
+	req := extractRequest(cfg, w, started)
+	if !req.Notifications.IsZero() { // notification.go
+		if req.Notifications.Loaded, req.Notifications.Retry, err = notificationsSeen(ctx, cfg.DB); err != nil {
+			return nil, err
+		}
+	}
+	return client.Extract(ctx, req, rawDir)
 }
 
 // loadStage loads the raw files of rawDir into db for the run runID, then
@@ -85,7 +91,8 @@ func extractClient(cfg Config, now func() time.Time) (*extract.Client, error) {
 func extractRequest(cfg Config, w extract.Window, started time.Time) extract.Request {
 	sw := StatementWindow(w, started)
 	return extract.Request{Reports: w, Statements: sw, Accounts: cfg.Accounts, Format: cfg.Format,
-		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw, Wallet: w}
+		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw, Wallet: w,
+		Notifications: extract.Notifications{Spool: cfg.WebhookSpool}}
 }
 
 // ruleRun is what the rules judge for a run; Replay calls it with the

@@ -46,6 +46,15 @@ var Sources = []Source{
 	keyedSource(&Fees, flatRow(map[string]string{"feeId": "fee_id"})),
 	{Name: raw.SourceWallet, Tables: []*Table{&Wallets, &WalletBalances, &WalletTransactions, &WalletLimits, &WalletLimitMatchers},
 		Slice: perAccount, Load: (*Loader).loadWallet, Object: true},
+	notificationSource(raw.SourceNotificationReceipt),
+	notificationSource(raw.SourceNotification),
+}
+
+// notificationSource is the receipts and the notifications of the webhook
+// spool: one slice, loaded into notifications without a Table.
+func notificationSource(name string) Source {
+	return Source{Name: name, Plain: []string{"notifications"}, Object: true, Load: (*Loader).loadNotifications,
+		Slice: func(*raw.File) string { return raw.SourceNotification }}
 }
 
 // reportSource is a report type's source: each report replaces its window.

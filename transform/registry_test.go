@@ -13,11 +13,12 @@ import (
 // gives its tables; the tables keep the order known_values had.
 func TestEverySourceIsRegistered(t *testing.T) {
 	all := []string{raw.SourcePaymentOps, raw.SourceRecon, raw.SourceFailureConversion, raw.SourceStatement,
-		raw.SourceLiquidation, raw.SourcePayment, raw.SourceTransfer, raw.SourceBalance, raw.SourceFee, raw.SourceWallet}
+		raw.SourceLiquidation, raw.SourcePayment, raw.SourceTransfer, raw.SourceBalance, raw.SourceFee, raw.SourceWallet,
+		raw.SourceNotification, raw.SourceNotificationReceipt}
 	var names []string
 	for _, s := range Sources {
 		names = append(names, s.Name)
-		if s.Slice == nil || s.Load == nil || len(s.Tables) == 0 {
+		if s.Slice == nil || s.Load == nil || len(s.Tables)+len(s.Plain) == 0 {
 			t.Errorf("source %s: registration lacks a slice key, a load or a table", s.Name)
 		}
 	}

@@ -367,7 +367,8 @@ func (a *app) decode(values []value) (pipeline.Config, error) {
 			MaxBodyBytes: size("max_body"), MaxDownloadBytes: size("max_download_bytes"),
 			Logger: a.log,
 		},
-		Schedule: pipeline.Schedule{Cron: str("cron"), RecheckDays: num("recheck_days"), CatchUpDays: num("catch_up_days")},
+		Schedule:     pipeline.Schedule{Cron: str("cron"), RecheckDays: num("recheck_days"), CatchUpDays: num("catch_up_days")},
+		WebhookSpool: spoolPath(str("webhook_spool"), str("db")),
 	}
 	if (str("wallet_url") == "") != (len(cfg.Extract.Wallets) == 0) {
 		problems = append(problems, fmt.Errorf("RECON_WALLET_URL (%s) and RECON_WALLETS (%s): set both or neither",
@@ -448,6 +449,16 @@ func parseDay(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
+// spoolPath is the webhook spool: RECON_WEBHOOK_SPOOL, by default
+// recon-webhook.spool beside the database. The receiver writes it and
+// every run reads it (a missing spool reads as empty).
+func spoolPath(spool, db string) string {
+	if s := strings.TrimSpace(spool); s != "" {
+		return s
+	}
+	return filepath.Join(filepath.Dir(strings.TrimSpace(db)), "recon-webhook.spool")
+}
+
 // decodeWebhook turns the resolved values into the receiver's configuration
 // and its listen address, collecting every problem of form. The token's
 // presence is checked by the receiver, which alone needs it.
@@ -456,11 +467,8 @@ func (a *app) decodeWebhook(values []value) (webhook.Config, string, error) {
 	for _, v := range values {
 		get[v.key] = v
 	}
-	cfg := webhook.Config{Spool: strings.TrimSpace(get["webhook_spool"].val),
+	cfg := webhook.Config{Spool: spoolPath(get["webhook_spool"].val, get["db"].val),
 		Token: extract.Secret(strings.TrimSpace(get["webhook_token"].val)), Logger: a.log}
-	if cfg.Spool == "" {
-		cfg.Spool = filepath.Join(filepath.Dir(strings.TrimSpace(get["db"].val)), "recon-webhook.spool")
-	}
 	var problems []error
 	allow := get["webhook_allow"]
 	for _, c := range splitList(allow.val) {

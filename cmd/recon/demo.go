@@ -24,6 +24,13 @@ the archived reports are. The archive defaults to recon-archive beside the datab
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			now := time.Now().UTC()
 			f.start = now.AddDate(0, 0, -f.days).Format(raw.DateLayout)
+			// A webhook receiver (demowebhook.go); deliveries stamped a day back, inside the window.
+			recv, err := startDemoReceiver(func() time.Time { return time.Now().AddDate(0, 0, -1) })
+			if err != nil {
+				return err
+			}
+			defer recv.Close()
+			f.webhookURL = recv.URL
 			srv, err := f.serve(now, "127.0.0.1:0")
 			if err != nil {
 				return err
@@ -34,7 +41,7 @@ the archived reports are. The archive defaults to recon-archive beside the datab
 			if err != nil {
 				return usageErr("configuration:\n%v", err)
 			}
-			pc.Accounts = sb.Accounts()
+			pc.Accounts, pc.WebhookSpool = sb.Accounts(), recv.Spool
 			pc.Extract = srv.ExtractConfig(pc.Extract)
 			pc.Extract.PollInterval = 200 * time.Millisecond
 			w, err := raw.NewWindow(now.AddDate(0, 0, -f.days), now.AddDate(0, 0, -1))
@@ -43,6 +50,11 @@ the archived reports are. The archive defaults to recon-archive beside the datab
 			}
 			fmt.Fprintf(a.stdout, "sandbox on %s (seed %d, %d payments a day, %d injected breaks)\n",
 				base, f.seed, f.perDay, len(sb.Truth().Breaks))
+			delivered, err := recv.deliver(cmd.Context(), sb)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdout, delivered)
 			started := time.Now()
 			return a.runPipeline(cmd, pc, w, runOpts{
 				ended: func() {

@@ -26,6 +26,8 @@ type sandboxFlags struct {
 	perDay int
 	truth  string
 	faults string
+
+	webhookURL string // callback of the sandbox's webhook notifications ("": none)
 }
 
 func (f *sandboxFlags) register(cmd *cobra.Command, defStart string) {
@@ -43,7 +45,7 @@ func (f *sandboxFlags) serve(now time.Time, addr string) (*sandbox.Served, error
 	if err != nil {
 		return nil, usageErr("--start: %v", err)
 	}
-	cfg := sandbox.Config{Seed: f.seed, Start: start, Days: f.days, PaymentsPerDay: f.perDay}
+	cfg := sandbox.Config{Seed: f.seed, Start: start, Days: f.days, PaymentsPerDay: f.perDay, WebhookURL: f.webhookURL}
 	switch f.faults {
 	case "":
 	case "moderate":
@@ -126,6 +128,12 @@ a separate download host and malformed rows (docs/sandbox.md).`,
 			for _, kv := range srv.Env() {
 				fmt.Fprintf(a.stdout, "export %s=%q\n", kv[0], kv[1])
 			}
+			if f.webhookURL != "" {
+				go func() {
+					d, err := srv.Sandbox.Deliver(cmd.Context())
+					a.log.Info("webhook deliveries settled", "accepted", d.Sent, "refused_after_retries", d.Failed, "err", err)
+				}()
+			}
 			<-cmd.Context().Done()
 			fmt.Fprintf(a.stdout, "sandbox: %s\n", traffic(srv.Sandbox))
 			if err := cmd.Context().Err(); err != nil && !errors.Is(err, context.Canceled) {
@@ -135,6 +143,8 @@ a separate download host and malformed rows (docs/sandbox.md).`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address")
+	cmd.Flags().StringVar(&f.webhookURL, "webhook-url", "", "send webhook notifications of orchestration payments to this callback "+
+		"(recon webhook serve's URL with its token), retried every 100ms up to 12 times")
 	f.register(cmd, time.Now().UTC().AddDate(0, 0, -7).Format(raw.DateLayout))
 	return cmd
 }

@@ -101,7 +101,14 @@ const (
 	SourceTransfer          = "transfer"           // transfers/p<NNNN>.json, newest first
 	SourceBalance           = "balance"            // balances/balances.json, a snapshot at FetchedAt
 	SourceFee               = "fee"                // fees/p<NNNN>.json, the fee configuration
-	SourceWallet            = "wallet"             // wallets/<vault>/<wallet>/{wallet,balances_<as_of|now>,transactions_<from>_<to>_p<NNNN>,limits}.json
+	// SourceNotificationReceipt is notifications/receipts_<from>_<next>.json:
+	// the msg_ids a run read from the webhook spool (receipt times and
+	// counts, the offsets read) and how each one's fetch ended.
+	SourceNotificationReceipt = "notification_receipt"
+	// SourceNotification is notifications/<msg_id>.json, one
+	// GET /orchestration/payment/notification/{msg_id}.
+	SourceNotification = "notification"
+	SourceWallet       = "wallet" // wallets/<vault>/<wallet>/{wallet,balances_<as_of|now>,transactions_<from>_<to>_p<NNNN>,limits}.json
 )
 
 // Report types (spec: reporting service), the sources of report files.

@@ -34,6 +34,7 @@ type Config struct {
 	BreaksPerDay   int              // injected breaks of each rule kind per day (default 2; negative: none)
 	Faults         Faults           // fault knobs (faults.go); zero: none
 	FilesURL       string           // base URL where FilesHandler is served; download links point there when Faults.DownloadHost
+	WebhookURL     string           // callback URL (with its path token) Deliver sends webhook notifications to ("": none; webhook.go)
 
 	ClientID, ClientSecret, Audience string // defaults ClientID, ClientSecret, Audience (serve.go)
 	// WalletAudience, when set, is a second audience the token service
@@ -62,6 +63,7 @@ type Sandbox struct {
 	liq      liquidationState // liquidation.go: the liquidation service
 	api      serverState      // statement.go, server.go: the server API's caches
 	wallet   walletState      // wallet.go: the wallet service
+	hooks    webhookState     // webhook.go: notifications served and deliveries planned
 }
 
 // tally is a set of counts safe for concurrent use.
@@ -130,6 +132,7 @@ func New(cfg Config) (*Sandbox, error) {
 	s.anchor = s.now()
 	s.injectBreaks()
 	s.generateWallets() // wallet.go, wallet_breaks.go: adds the wallet's truth
+	s.planWebhooks()
 	s.routes()
 	for _, d := range cfg.Faults.Down {
 		if !slices.Contains(s.patterns, d) {
@@ -232,6 +235,7 @@ const (
 	tagSign
 	tagRetry
 	tagWallet
+	tagWebhook
 )
 
 func (s *Sandbox) routes() {
@@ -251,6 +255,7 @@ func (s *Sandbox) routes() {
 	s.handle(s.mux, "GET /v4/monitor/balances", s.authed(serverDenied, s.getBalances))
 	s.handle(s.mux, "GET /v4/config/fees", s.authed(serverDenied, s.listFees))
 	s.walletRoutes()
+	s.handle(s.mux, "GET /v4/orchestration/payment/notification/{msg_id}", s.authed(serverDenied, s.getNotification))
 	// The server API answers 403 when no handler is found (spec: pagination errors).
 	s.handle(s.mux, "/v4/", func(w http.ResponseWriter, r *http.Request) {
 		serverError(w, http.StatusForbidden, "A0110", "Forbidden", "no handler found for "+r.Method+" "+r.URL.Path)

@@ -42,6 +42,7 @@ type Config struct {
 	Token  interface{ Reveal() string }
 	Allow  []netip.Prefix // source addresses served; others get 403
 	Logger *slog.Logger
+	Now    func() time.Time // clock of the receipt times (default time.Now; tests and the sandbox demo set it)
 }
 
 // Receiver answers webhook deliveries: it spools each msg_id and answers
@@ -51,6 +52,7 @@ type Receiver struct {
 	path  []byte // PathPrefix + token
 	allow []netip.Prefix
 	log   *slog.Logger
+	now   func() time.Time
 }
 
 // New checks cfg and opens the spool.
@@ -67,11 +69,14 @@ func New(cfg Config) (*Receiver, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	s, err := OpenSpool(cfg.Spool)
 	if err != nil {
 		return nil, err
 	}
-	return &Receiver{spool: s, path: []byte(PathPrefix + cfg.Token.Reveal()), allow: cfg.Allow, log: cfg.Logger}, nil
+	return &Receiver{spool: s, path: []byte(PathPrefix + cfg.Token.Reveal()), allow: cfg.Allow, log: cfg.Logger, now: cfg.Now}, nil
 }
 
 // Close closes the spool once the appends handed over are written.
@@ -96,7 +101,7 @@ func ParseMsgID(s string) (id string, ok bool) {
 func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	remote := remoteAddr(r)
-	status, msgID, err := rc.deliver(r, remote, start)
+	status, msgID, err := rc.deliver(r, remote, rc.now())
 	if status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", http.MethodPost)
 	}
