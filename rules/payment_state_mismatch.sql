@@ -23,7 +23,7 @@ SELECT
         || coalesce(' (modified ' || strftime(a.modified_at, '%Y-%m-%dT%H:%M:%SZ') || ')', '')
         || CASE WHEN a.payment_state = 'RETURNED'
             THEN '; returned ' || coalesce(strftime(a.returned_at, '%Y-%m-%dT%H:%M:%SZ'), 'at an unknown time')
-                || ', before the end of the report''s window ' || strftime(CAST(f.window_to AS DATE) + 1, '%Y-%m-%dT%H:%M:%SZ')
+                || ', before the report''s last day ended' -- not the day itself: the detail stays the same in overlapping runs
             ELSE '' END AS detail,
     'PAYMENT_OPS report ' || o.report_id || ' line ' || o.source_line AS left_source,
     'server API payment ' || a.source_file || ' #' || a.source_line AS right_source
