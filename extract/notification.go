@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"recon/extract/raw"
 	"recon/extract/webhook"
 )
 
@@ -98,14 +99,14 @@ func (c *Client) notificationJobs(req Request, dir string) []job {
 // as NOT_FOUND or FAILED in the receipts file: never fatal for the run. A
 // spool that cannot be read makes the source not pulled (notPulled). w is
 // the window the files record (the rules held when the spool fails).
-func (c *Client) extractNotifications(ctx context.Context, n Notifications, w Window, dir string) (outcome, error) {
+func (c *Client) extractNotifications(ctx context.Context, n Notifications, w raw.Window, dir string) (outcome, error) {
 	off, err := webhook.Committed(n.Spool)
 	var rd webhook.Read
 	if err == nil {
 		rd, err = webhook.ReadSpool(n.Spool, off)
 	}
 	if err != nil {
-		return c.notPulled(ctx, SourceNotificationReceipt, w, "read spool "+n.Spool, err)
+		return c.notPulled(ctx, raw.SourceNotificationReceipt, w, "read spool "+n.Spool, err)
 	}
 	doc := Receipts{Spool: n.Spool, From: rd.From, Next: rd.Next, Lines: rd.Lines, Malformed: rd.Malformed, Reset: rd.Reset}
 	seen := map[string]bool{}
@@ -124,7 +125,7 @@ func (c *Client) extractNotifications(ctx context.Context, n Notifications, w Wi
 	if len(doc.Receipts) == 0 && rd.Lines == 0 {
 		return outcome{}, nil // nothing new: no file, nothing to commit
 	}
-	files := make([]RawFile, len(doc.Receipts))
+	files := make([]raw.File, len(doc.Receipts))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(notificationWorkers)
 	for i := range doc.Receipts {
@@ -155,7 +156,7 @@ func (c *Client) extractNotifications(ctx context.Context, n Notifications, w Wi
 	if err != nil {
 		return outcome{}, err
 	}
-	f := RawFile{Source: SourceNotificationReceipt, Format: FormatJSON, Status: StatusReady, Window: w,
+	f := raw.File{Source: raw.SourceNotificationReceipt, Format: raw.FormatJSON, Status: raw.StatusReady, Window: w,
 		Path: fmt.Sprintf("notifications/receipts_%d_%d.json", doc.From, doc.Next), Request: "read spool " + n.Spool}
 	if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, append(b, '\n')); err != nil {
 		return outcome{}, fmt.Errorf("notification receipts: %w", err)
@@ -171,9 +172,9 @@ func (c *Client) extractNotifications(ctx context.Context, n Notifications, w Wi
 
 // fetchNotification GETs one notification into its raw file and records the
 // outcome in r. Only a failure to write it, or the run's end, is an error.
-func (c *Client) fetchNotification(ctx context.Context, r *Receipt, w Window, dir string) (RawFile, error) {
+func (c *Client) fetchNotification(ctx context.Context, r *Receipt, w raw.Window, dir string) (raw.File, error) {
 	r.Request = "GET " + c.notificationURL(r.MsgID)
-	f := RawFile{Source: SourceNotification, Format: FormatJSON, Status: StatusReady, Window: w,
+	f := raw.File{Source: raw.SourceNotification, Format: raw.FormatJSON, Status: raw.StatusReady, Window: w,
 		Path: notificationPath(r.MsgID), Request: r.Request}
 	if err := c.runOf(ctx).claim(f.Path, r.MsgID); err != nil {
 		return f, err

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"recon/extract/raw"
 	"recon/extract/webhook"
 )
 
@@ -69,20 +70,20 @@ func TestExtractNotifications(t *testing.T) {
 	c := newTestClient(t, mux)
 	recordWaits(c)
 	spool := spoolOf(t, idOK, idGone, idOK, idBroken, idLoaded)
-	w, _ := ParseWindow("2026-10-01", "2026-10-02")
+	w, _ := raw.ParseWindow("2026-10-01", "2026-10-02")
 	dir := t.TempDir()
 	out, err := c.extractNotifications(c.withRun(context.Background()), Notifications{
 		Spool: spool, Loaded: map[string]bool{idLoaded: true}, Retry: []string{idRetried, idGone}}, w, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var receipts *RawFile
+	var receipts *raw.File
 	fetched := map[string]bool{}
 	for _, f := range out.files {
 		switch f.Source {
-		case SourceNotificationReceipt:
+		case raw.SourceNotificationReceipt:
 			receipts = &f
-		case SourceNotification:
+		case raw.SourceNotification:
 			fetched[f.Path] = true
 		}
 	}
@@ -135,7 +136,7 @@ func TestExtractNotificationsNothingNew(t *testing.T) {
 	if err := webhook.Commit(spool, fi.Size()); err != nil {
 		t.Fatal(err)
 	}
-	w, _ := ParseWindow("2026-10-01", "2026-10-01")
+	w, _ := raw.ParseWindow("2026-10-01", "2026-10-01")
 	out, err := c.extractNotifications(c.withRun(context.Background()), Notifications{Spool: spool}, w, t.TempDir())
 	if err != nil {
 		t.Fatal(err)

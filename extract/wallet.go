@@ -71,16 +71,18 @@ func (c *Client) walletBalancesURL(vault, wallet string, asOf time.Time, blockch
 
 // walletTxWindow is the created_at range of the transactions pulled for w:
 // from WalletLookback before its start to its end (exclusive).
-func walletTxWindow(w Window) (time.Time, time.Time) { return w.Start().Add(-WalletLookback), w.End() }
+func walletTxWindow(w raw.Window) (time.Time, time.Time) {
+	return w.Start().Add(-WalletLookback), w.End()
+}
 
-func (c *Client) walletTxURL(vault, wallet string, w Window, page, size int) string {
+func (c *Client) walletTxURL(vault, wallet string, w raw.Window, page, size int) string {
 	from, to := walletTxWindow(w)
 	v := url.Values{"start_date": {from.UTC().Format(TimeFormat)}, "end_date": {to.UTC().Format(TimeFormat)},
 		"page": {strconv.Itoa(page)}, "size": {strconv.Itoa(size)}}
 	return c.walletBase(vault, wallet) + PathWalletTxs + "?" + v.Encode()
 }
 
-func (c *Client) walletTxPager(vault, wallet string, w Window, size int) pager {
+func (c *Client) walletTxPager(vault, wallet string, w raw.Window, size int) pager {
 	p := pager{op: fmt.Sprintf("wallet %s/%s transactions %s", vault, wallet, w),
 		url: func(page int) string { return c.walletTxURL(vault, wallet, w, page, size) }, env: raw.Content}
 	if size < 1 || size > MaxWalletPage {
@@ -122,7 +124,7 @@ func (c *Client) walletJobs(req Request, dir string) []job {
 	}
 	if c.cfg.WalletURL == "" {
 		return []job{{run: func(context.Context) (outcome, error) {
-			return outcome{files: []RawFile{{Source: SourceWallet, Format: FormatJSON, Window: w, Status: StatusNotConfigured}}}, nil
+			return outcome{files: []raw.File{{Source: raw.SourceWallet, Format: raw.FormatJSON, Window: w, Status: raw.StatusNotConfigured}}}, nil
 		}}}
 	}
 	snaps := c.walletSnapshots(w)
@@ -146,19 +148,19 @@ func (c *Client) walletJobs(req Request, dir string) []job {
 // the transactions created from WalletLookback before the window to its
 // end, and its limits. A wallet the service fails to give is not pulled:
 // its files are removed and it gives a FAILED RawFile and a reason.
-func (c *Client) extractWallet(ctx context.Context, vw string, w Window, dir string) (outcome, error) {
+func (c *Client) extractWallet(ctx context.Context, vw string, w raw.Window, dir string) (outcome, error) {
 	vault, wallet, _ := strings.Cut(vw, "/")
 	folder := walletFolder(vault, wallet)
 	if err := c.runOf(ctx).claim(folder, vw); err != nil {
 		return outcome{}, fmt.Errorf("wallet %s: %w", vw, err)
 	}
 	base := c.walletBase(vault, wallet)
-	file := func(name, u string) RawFile {
-		return RawFile{Source: SourceWallet, Format: FormatJSON, Status: StatusReady, Window: w, Account: vw,
+	file := func(name, u string) raw.File {
+		return raw.File{Source: raw.SourceWallet, Format: raw.FormatJSON, Status: raw.StatusReady, Window: w, Account: vw,
 			Path: path.Join(folder, name), Request: "GET " + u}
 	}
-	var files []RawFile
-	keep := func(f RawFile, body []byte) error {
+	var files []raw.File
+	keep := func(f raw.File, body []byte) error {
 		var err error
 		if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
 			return fmt.Errorf("wallet %s: %w", vw, err)
@@ -190,8 +192,8 @@ func (c *Client) extractWallet(ctx context.Context, vw string, w Window, dir str
 				return err
 			}
 		}
-		pages, err := c.savePages(ctx, dir, c.walletTxPager(vault, wallet, w, MaxWalletPage), func(page int) RawFile {
-			f := file(fmt.Sprintf("transactions_%s_%s_p%04d.json", w.From.Format(DateLayout), w.To.Format(DateLayout), page),
+		pages, err := c.savePages(ctx, dir, c.walletTxPager(vault, wallet, w, MaxWalletPage), func(page int) raw.File {
+			f := file(fmt.Sprintf("transactions_%s_%s_p%04d.json", w.From.Format(raw.DateLayout), w.To.Format(raw.DateLayout), page),
 				c.walletTxURL(vault, wallet, w, page, MaxWalletPage))
 			f.Page = page
 			return f
@@ -216,7 +218,7 @@ func (c *Client) extractWallet(ctx context.Context, vw string, w Window, dir str
 		if rmErr := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(folder))); rmErr != nil {
 			return outcome{}, fmt.Errorf("wallet %s: %w", vw, rmErr)
 		}
-		o, err := c.notPulled(ctx, SourceWallet, w, "GET "+base, fmt.Errorf("wallet %s: %w", vw, pe.err))
+		o, err := c.notPulled(ctx, raw.SourceWallet, w, "GET "+base, fmt.Errorf("wallet %s: %w", vw, pe.err))
 		for i := range o.files {
 			o.files[i].Account = vw
 		}
@@ -232,7 +234,7 @@ func (c *Client) extractWallet(ctx context.Context, vw string, w Window, dir str
 // walletSnapshots are the instants a run over w takes each wallet's
 // balances at: every midnight of w and its end, or, when the window reaches
 // today, the midnights up to now and now (to the millisecond).
-func (c *Client) walletSnapshots(w Window) []time.Time {
+func (c *Client) walletSnapshots(w raw.Window) []time.Time {
 	end := w.End()
 	if now := c.cfg.Now(); now.Before(end) {
 		end = now.UTC().Truncate(time.Millisecond)

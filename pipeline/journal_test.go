@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/pipeline"
 	"recon/rules"
 	reconsql "recon/sql"
@@ -104,7 +104,7 @@ func workflowRows(t *testing.T, db string) map[string]string {
 // runs that applied events replay byte for byte.
 func TestJournalledActionsAcrossRuns(t *testing.T) {
 	e := newEnv(t, 3)
-	w := extract.Window{From: day0, To: day0.AddDate(0, 0, 1)}
+	w := raw.Window{From: day0, To: day0.AddDate(0, 0, 1)}
 	e.run(t, w)
 	ids := openBreakIDs(t, e.cfg.DB, 3)
 	journal(t, e.cfg.DB, "ev-1", ids[0], rules.ActionAck)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/rules"
 )
@@ -169,7 +169,7 @@ func (l Ledger) list(ctx context.Context, q string, args ...any) (Listing, error
 // OpenBreaks counts the open breaks of the days of w (not resolved, not
 // explained or written off) and, of those, the unhandled ones (not
 // acknowledged either).
-func (l Ledger) OpenBreaks(ctx context.Context, w extract.Window) (open, unhandled int64, err error) {
+func (l Ledger) OpenBreaks(ctx context.Context, w raw.Window) (open, unhandled int64, err error) {
 	if err := l.DB.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE w.workflow_status IS NULL OR w.workflow_status = 'open')
 		FROM breaks b LEFT JOIN break_workflow w USING (break_id)
 		WHERE b.status <> 'resolved' AND b.event_date BETWEEN ? AND ?

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/webhook"
 )
 
@@ -56,9 +57,9 @@ func notificationsSeen(ctx context.Context, published string) (loaded map[string
 
 // spoolRead returns the offset after the spool range a run's raw files
 // read (the receipts file's next), and whether there is one.
-func spoolRead(rawDir string, files []extract.RawFile) (int64, bool, error) {
+func spoolRead(rawDir string, files []raw.File) (int64, bool, error) {
 	for _, f := range files {
-		if f.Source != extract.SourceNotificationReceipt || f.Status != extract.StatusReady {
+		if f.Source != raw.SourceNotificationReceipt || f.Status != raw.StatusReady {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(rawDir, filepath.FromSlash(f.Path)))

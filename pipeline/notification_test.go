@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	"recon/extract/webhook"
 	"recon/pipeline"
@@ -53,7 +54,7 @@ func deliver(t *testing.T, e *env) int64 {
 // deliveries it reads on top, without fetching a notification again.
 func TestNotificationsSpoolCommittedOnlyWhenPublished(t *testing.T) {
 	e, sent := webhookEnv(t, 2)
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 1))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 1))
 	spool := e.cfg.WebhookSpool
 	fi, err := os.Stat(spool)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"recon/extract"
 	"recon/extract/raw"
 	"recon/output"
 	"recon/rules"
@@ -175,8 +174,8 @@ func (r *runner) timed(name string, fn func() (int64, error)) error {
 }
 
 // extract is the extract stage: the run's raw files, in its folder.
-func (r *runner) extract(ctx context.Context) ([]extract.RawFile, error) {
-	var files []extract.RawFile
+func (r *runner) extract(ctx context.Context) ([]raw.File, error) {
+	var files []raw.File
 	err := r.timed("extract", func() (int64, error) {
 		ex, err := extractStage(ctx, r.cfg, r.res.Window, r.res.started, r.rawDir)
 		if err != nil {
@@ -192,7 +191,7 @@ func (r *runner) extract(ctx context.Context) ([]extract.RawFile, error) {
 // reconcile saves the run's starting state and rules (inputs, for replay),
 // then runs the load and rules stages on db; it returns the run's info with
 // its verdict.
-func (r *runner) reconcile(ctx context.Context, db *sql.DB, files []extract.RawFile) (output.RunInfo, error) {
+func (r *runner) reconcile(ctx context.Context, db *sql.DB, files []raw.File) (output.RunInfo, error) {
 	res := r.res
 	if err := output.SaveInputs(ctx, db, r.runDir, r.cfg.catalogue); err != nil {
 		return output.RunInfo{}, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/extract/raw"
 	"recon/output"
 	"recon/rules"
 	"recon/transform"
@@ -19,7 +20,7 @@ import (
 
 // extractStage fills rawDir with the raw files of w: from the network, or
 // from cfg.InputDir (recon load).
-func extractStage(ctx context.Context, cfg Config, w extract.Window, started time.Time, rawDir string) (*extract.Result, error) {
+func extractStage(ctx context.Context, cfg Config, w raw.Window, started time.Time, rawDir string) (*extract.Result, error) {
 	if cfg.InputDir != "" {
 		return extract.Reuse(ctx, cfg.InputDir, rawDir)
 	}
@@ -39,7 +40,7 @@ func extractStage(ctx context.Context, cfg Config, w extract.Window, started tim
 // loadStage loads the raw files of rawDir into db for the run runID, then
 // checkpoints db, so the rules read compressed, checkpointed tables
 // (docs/performance.md).
-func loadStage(ctx context.Context, db *sql.DB, rawDir, runID string, files []extract.RawFile, log *slog.Logger) (transform.Stats, error) {
+func loadStage(ctx context.Context, db *sql.DB, rawDir, runID string, files []raw.File, log *slog.Logger) (transform.Stats, error) {
 	st, err := transform.NewLoader(db, rawDir, runID, log).Load(ctx, files)
 	if err == nil {
 		_, err = db.ExecContext(ctx, "CHECKPOINT")
@@ -49,7 +50,7 @@ func loadStage(ctx context.Context, db *sql.DB, rawDir, runID string, files []ex
 
 // rulesStage applies the catalogue to db for the run info describes, the
 // failed sources among files holding the rules that read them.
-func rulesStage(ctx context.Context, db *sql.DB, catalogue []rules.Rule, info output.RunInfo, files []extract.RawFile) (rules.Result, error) {
+func rulesStage(ctx context.Context, db *sql.DB, catalogue []rules.Rule, info output.RunInfo, files []raw.File) (rules.Result, error) {
 	return rules.Apply(ctx, db, catalogue, ruleRun(info, files))
 }
 
@@ -88,7 +89,7 @@ func extractClient(cfg Config, now func() time.Time) (*extract.Client, error) {
 // holds the rules that read them. The wallet is pulled over the window
 // itself (its rules judge the window's balances); without a wallet service
 // it is not configured, which holds its rules without making the run incomplete.
-func extractRequest(cfg Config, w extract.Window, started time.Time) extract.Request {
+func extractRequest(cfg Config, w raw.Window, started time.Time) extract.Request {
 	sw := StatementWindow(w, started)
 	return extract.Request{Reports: w, Statements: sw, Accounts: cfg.Accounts, Format: cfg.Format,
 		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw, Wallet: w,
@@ -97,7 +98,7 @@ func extractRequest(cfg Config, w extract.Window, started time.Time) extract.Req
 
 // ruleRun is what the rules judge for a run; Replay calls it with the
 // archived run's metadata, so a replay binds exactly what the run bound.
-func ruleRun(info output.RunInfo, files []extract.RawFile) rules.Run {
+func ruleRun(info output.RunInfo, files []raw.File) rules.Run {
 	return rules.Run{ID: info.ID, Window: info.Window, AsOf: info.AsOf, Accounts: info.Accounts,
 		Params: info.Params, Gaps: gaps(files)}
 }
@@ -105,14 +106,14 @@ func ruleRun(info output.RunInfo, files []extract.RawFile) rules.Run {
 // gaps lists the tables whose source failed for a window (a FAILED report, a
 // liquidation or server API source not pulled): their rows there are missing
 // or stale, so the rules reading them are held there.
-func gaps(files []extract.RawFile) []rules.Gap {
+func gaps(files []raw.File) []rules.Gap {
 	var out []rules.Gap
 	for _, f := range files {
-		if f.Status != extract.StatusFailed && f.Status != extract.StatusNotConfigured {
+		if f.Status != raw.StatusFailed && f.Status != raw.StatusNotConfigured {
 			continue
 		}
 		for _, t := range transform.TablesOf(f.Source) {
-			if g := (rules.Gap{Table: t, Window: f.Window, Quiet: f.Status == extract.StatusNotConfigured}); !slices.Contains(out, g) {
+			if g := (rules.Gap{Table: t, Window: f.Window, Quiet: f.Status == raw.StatusNotConfigured}); !slices.Contains(out, g) {
 				out = append(out, g)
 			}
 		}

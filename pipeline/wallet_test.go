@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/extract/sandbox"
 	"recon/output"
 )
@@ -24,7 +24,7 @@ import (
 //     wallet rules are held again, and the run is incomplete, naming the
 //     wallets not pulled.
 func TestWalletHolds(t *testing.T) {
-	w, _ := extract.NewWindow(day0, day0.AddDate(0, 0, 6))
+	w, _ := raw.NewWindow(day0, day0.AddDate(0, 0, 6))
 	first := newEnv(t, 7)
 	unconfigured := newEnv(t, 7)
 	down := newEnv(t, 7, sandbox.Faults{Down: []string{"GET " + sandbox.WalletPrefix + "/v2/vaults/{vault}/wallets/{wallet}/policy-rules/limits"}})

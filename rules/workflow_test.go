@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/rules"
 )
 
@@ -65,7 +65,7 @@ func TestWorkflow(t *testing.T) {
 	db := newDB(t)
 	fixture(t, db, map[string]string{"payment_ops": lifecycleOps + "p-late,2026-10-01T13:00:00Z,COMPLETED,300.00,USD,rpt-ops\n"})
 	cat := builtin(t)
-	w := extract.Window{From: day(0), To: day(0)}
+	w := raw.Window{From: day(0), To: day(0)}
 	run := func(id string, asOf time.Time) {
 		t.Helper()
 		apply(t, db, cat, rules.Run{ID: id, Window: w, AsOf: asOf,
@@ -116,7 +116,7 @@ func TestWorkflow(t *testing.T) {
 func TestChainDetectsTampering(t *testing.T) {
 	db := newDB(t)
 	fixture(t, db, map[string]string{"payment_ops": lifecycleOps})
-	apply(t, db, builtin(t), rules.Run{ID: "r1", Window: extract.Window{From: day(0), To: day(0)}, AsOf: day(1)})
+	apply(t, db, builtin(t), rules.Run{ID: "r1", Window: raw.Window{From: day(0), To: day(0)}, AsOf: day(1)})
 	appendEvents(t, db, "r2",
 		event(t, db, "e1", "p-open", rules.ActionAck, "", day(1)),
 		event(t, db, "e2", "p-fixed", rules.ActionWriteoff, "", day(1)),

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"recon/extract"
+	"recon/extract/raw"
 )
 
 // notificationJSON is GET /orchestration/payment/notification/{msg_id}.
@@ -51,7 +52,7 @@ type notificationRow struct {
 // loadNotifications loads the notification receipts and bodies of one run
 // into notifications in one transaction: each msg_id's deliveries are added
 // to its row, and a fetch (or its failure) replaces the fetched columns.
-func (l *Loader) loadNotifications(ctx context.Context, conn *sql.Conn, files []extract.RawFile) ([]FileStats, error) {
+func (l *Loader) loadNotifications(ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
 	stats := make([]FileStats, len(files))
 	at := map[string]int{} // path -> index in files
 	for i := range files {
@@ -61,7 +62,7 @@ func (l *Loader) loadNotifications(ctx context.Context, conn *sql.Conn, files []
 	rows := map[string]*notificationRow{}
 	var order []string
 	for i, f := range files {
-		if f.Source != extract.SourceNotificationReceipt {
+		if f.Source != raw.SourceNotificationReceipt {
 			continue
 		}
 		b, err := readDoc(l.path(f))

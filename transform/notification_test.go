@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"recon/extract"
+	"recon/extract/raw"
 )
 
 const (
@@ -26,8 +27,8 @@ const (
 func notificationRun(t *testing.T, receipts []extract.Receipt, bodies map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	var files []extract.RawFile
-	write := func(f extract.RawFile, b []byte) {
+	var files []raw.File
+	write := func(f raw.File, b []byte) {
 		name := filepath.Join(dir, filepath.FromSlash(f.Path))
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			t.Fatal(err)
@@ -35,14 +36,14 @@ func notificationRun(t *testing.T, receipts []extract.Receipt, bodies map[string
 		if err := os.WriteFile(name, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		f.Format, f.Status, f.Size = extract.FormatJSON, extract.StatusReady, int64(len(b))
+		f.Format, f.Status, f.Size = raw.FormatJSON, raw.StatusReady, int64(len(b))
 		files = append(files, f)
 	}
 	for id, body := range bodies {
-		write(extract.RawFile{Source: extract.SourceNotification, Path: "notifications/" + id + ".json"}, []byte(body))
+		write(raw.File{Source: raw.SourceNotification, Path: "notifications/" + id + ".json"}, []byte(body))
 	}
 	b, _ := json.Marshal(extract.Receipts{Spool: "s", Receipts: receipts})
-	write(extract.RawFile{Source: extract.SourceNotificationReceipt, Path: "notifications/receipts_0_1.json"}, b)
+	write(raw.File{Source: raw.SourceNotificationReceipt, Path: "notifications/receipts_0_1.json"}, b)
 	idx, _ := json.Marshal(files)
 	if err := os.WriteFile(filepath.Join(dir, "index.json"), idx, 0o644); err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func TestLoadNotifications(t *testing.T) {
 	later.First, later.Last = t0.Add(2*time.Hour), t0.Add(3*time.Hour)
 	st := load(t, db, notificationRun(t, []extract.Receipt{later, {MsgID: msgB, Fetch: extract.FetchFetched, Path: "notifications/" + msgB + ".json"}},
 		map[string]string{msgB: body(msgB, "COMPLETED")}))
-	if n := st.Rows(extract.SourceNotificationReceipt); n != 2 {
+	if n := st.Rows(raw.SourceNotificationReceipt); n != 2 {
 		t.Errorf("receipts rows %d, want 2", n)
 	}
 	got := queryRows(t, db, `SELECT msg_id, received_count, strftime(first_received_at, '%H:%M'), strftime(last_received_at, '%H:%M'),

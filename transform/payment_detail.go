@@ -10,7 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // A server API Payment is loaded into payments and four child tables: the
@@ -33,12 +33,12 @@ func movement() []Column {
 // Payment child tables.
 var (
 	PaymentFees = Table{
-		Name: "payment_fees", Source: extract.SourcePayment, Prov: ByRun,
+		Name: "payment_fees", Source: raw.SourcePayment, Prov: ByRun,
 		Columns: cols(required("payment_id"), one("fee_currency", Currency), one("total_fee", Amount)),
 		Key:     []string{"payment_id"},
 	}
 	PaymentExecutionResults = Table{
-		Name: "payment_execution_results", Source: extract.SourcePayment, Extra: true, Prov: ByRun,
+		Name: "payment_execution_results", Source: raw.SourcePayment, Extra: true, Prov: ByRun,
 		Columns: cols(required("payment_id"), text("result_list"), required("execution_result_id"),
 			one("execution_timestamp", Time), text("execution_result_type"), one("execution_result_order", Amount),
 			movement(), one("intermediary_delta", Amount), text("incentive_type"), one("incentive_value", Amount),
@@ -46,13 +46,13 @@ var (
 		Key: []string{"payment_id"},
 	}
 	PaymentQuoteElements = Table{
-		Name: "payment_quote_elements", Source: extract.SourcePayment, Extra: true, Prov: ByRun,
+		Name: "payment_quote_elements", Source: raw.SourcePayment, Extra: true, Prov: ByRun,
 		Columns: cols(required("payment_id"), required("quote_element_id"), text("quote_element_type"),
 			one("quote_element_order", Amount), movement()),
 		Key: []string{"payment_id"},
 	}
 	PaymentUserInfo = Table{
-		Name: "payment_user_info", Source: extract.SourcePayment, Prov: ByRun,
+		Name: "payment_user_info", Source: raw.SourcePayment, Prov: ByRun,
 		Columns: cols(required("payment_id"), text("node_address"), required("step"), one("position", Amount),
 			one("created_at", Time), text("sub_state", "json")),
 		Key: []string{"payment_id"},
@@ -80,7 +80,7 @@ const paymentChunk = 200
 
 // loadPayments loads all pages of payments, with their children, in one
 // transaction: every payment brought replaces its row and its children.
-func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []extract.RawFile) ([]FileStats, error) {
+func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
 	recs := make([][]arrow.RecordBatch, len(paymentTables))
 	bs := make([]*builder, len(paymentTables))
 	for i, t := range paymentTables {
@@ -140,7 +140,7 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []extra
 		return nil, err
 	}
 	defer tx.Rollback()
-	args := []any{sql.Named("source", extract.SourcePayment), sql.Named("run_id", l.runID),
+	args := []any{sql.Named("source", raw.SourcePayment), sql.Named("run_id", l.runID),
 		sql.Named("account", nil), sql.Named("report_id", nil)}
 	ids := `(SELECT payment_id FROM stage_payments)`
 	stmts := []string{`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT record_key FROM stage_quarantine)`,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"recon/extract"
+	"recon/extract/raw"
 )
 
 // The wallet service's tables (DESIGN.md §9): one slice per wallet, all its
@@ -26,7 +26,7 @@ var (
 
 	// Wallets are the wallet records (GET .../wallets/{wallet}).
 	Wallets = Table{
-		Name: "wallets", Source: extract.SourceWallet, Extra: true, Prov: ByRun,
+		Name: "wallets", Source: raw.SourceWallet, Extra: true, Prov: ByRun,
 		Columns: cols(walletKeys, text("address", "kind"), one("frozen_chains", Labels)),
 		Key:     []string{"wallet_id"},
 	}
@@ -34,7 +34,7 @@ var (
 	// row per (symbol, blockchain); a snapshot without balances is one row
 	// whose symbol is null, so its as_of is kept.
 	WalletBalances = Table{
-		Name: "wallet_balances", Source: extract.SourceWallet, Extra: true, Prov: ByRun,
+		Name: "wallet_balances", Source: raw.SourceWallet, Extra: true, Prov: ByRun,
 		Columns: cols(walletKeys, []Column{{Name: "as_of", Kind: Time, Required: true}},
 			one("symbol", Currency), one("blockchain", Currency), one("quantity", Quantity),
 			one("fiat_value", Amount), one("fiat_currency", Currency), one("origin_chain", Currency)),
@@ -42,7 +42,7 @@ var (
 	}
 	// WalletTransactions are the transactions of a wallet (GET .../transactions).
 	WalletTransactions = Table{
-		Name: "wallet_transactions", Source: extract.SourceWallet, Extra: true, Prov: ByRun,
+		Name: "wallet_transactions", Source: raw.SourceWallet, Extra: true, Prov: ByRun,
 		Columns: cols(walletKeys, required("transaction_id"),
 			[]Column{{Name: "type", Kind: Enum, Values: walletTxTypes, Required: true}, {Name: "status", Kind: Enum, Values: walletTxStatuses, Required: true}},
 			one("symbol", Currency), one("quantity", Quantity), one("blockchain", Currency),
@@ -54,14 +54,14 @@ var (
 	// WalletLimits are the limits of a wallet (GET .../policy-rules/limits);
 	// limit_type is kept verbatim, known or not.
 	WalletLimits = Table{
-		Name: "wallet_limits", Source: extract.SourceWallet, Extra: true, Prov: ByRun,
+		Name: "wallet_limits", Source: raw.SourceWallet, Extra: true, Prov: ByRun,
 		Columns: cols(walletKeys, required("limit_id"), text("limit_type"), one("limit_qty", Quantity),
 			one("symbol", Currency), one("blockchain", Currency)),
 		Key: []string{"limit_id"},
 	}
 	// WalletLimitMatchers are the matchers of the limits, one row each.
 	WalletLimitMatchers = Table{
-		Name: "wallet_limit_matchers", Source: extract.SourceWallet, Prov: ByRun,
+		Name: "wallet_limit_matchers", Source: raw.SourceWallet, Prov: ByRun,
 		Columns: cols(walletKeys, required("limit_id"), required("matcher_type"), text("matcher_value")),
 		Key:     []string{"limit_id"},
 	}
@@ -69,7 +69,7 @@ var (
 )
 
 // walletFile is the kind of a wallet raw file, by its name (extract/wallet.go).
-func walletFile(f extract.RawFile) string {
+func walletFile(f raw.File) string {
 	name := path.Base(f.Path)
 	switch {
 	case name == "wallet.json":
@@ -87,7 +87,7 @@ func walletFile(f extract.RawFile) string {
 // loadWallet replaces one wallet's slice: its record, the balances
 // snapshots brought (by as_of), its transactions (by id) and its limits
 // and matchers (whole), with the quarantine rows of its window.
-func (l *Loader) loadWallet(ctx context.Context, conn *sql.Conn, files []extract.RawFile) ([]FileStats, error) {
+func (l *Loader) loadWallet(ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
 	vw := files[0].Account
 	vault, wallet, ok := strings.Cut(vw, "/")
 	if !ok {
@@ -105,11 +105,11 @@ func (l *Loader) loadWallet(ctx context.Context, conn *sql.Conn, files []extract
 		defer bs[i].release()
 	}
 	limits, matchers := bs[3], bs[4]
-	produce := map[*Table]func(b *builder, f extract.RawFile, body []byte) error{
-		&Wallets:            func(b *builder, f extract.RawFile, body []byte) error { return walletRecordRow(b, f, body, fixed) },
-		&WalletBalances:     func(b *builder, f extract.RawFile, body []byte) error { return walletBalanceRows(b, f, body, fixed) },
-		&WalletTransactions: func(b *builder, f extract.RawFile, body []byte) error { return walletTxRows(b, f, body, fixed) },
-		&WalletLimits: func(b *builder, f extract.RawFile, body []byte) error {
+	produce := map[*Table]func(b *builder, f raw.File, body []byte) error{
+		&Wallets:            func(b *builder, f raw.File, body []byte) error { return walletRecordRow(b, f, body, fixed) },
+		&WalletBalances:     func(b *builder, f raw.File, body []byte) error { return walletBalanceRows(b, f, body, fixed) },
+		&WalletTransactions: func(b *builder, f raw.File, body []byte) error { return walletTxRows(b, f, body, fixed) },
+		&WalletLimits: func(b *builder, f raw.File, body []byte) error {
 			return walletLimitRows(limits, matchers, f, body, fixed)
 		},
 	}
@@ -164,7 +164,7 @@ func (l *Loader) loadWallet(ctx context.Context, conn *sql.Conn, files []extract
 	}
 	defer tx.Rollback()
 	args := append(windowArgs(files[0]), sql.Named("vault", vault), sql.Named("wallet", wallet), sql.Named("account", vw),
-		sql.Named("source", extract.SourceWallet), sql.Named("run_id", l.runID), sql.Named("report_id", nil))
+		sql.Named("source", raw.SourceWallet), sql.Named("run_id", l.runID), sql.Named("report_id", nil))
 	this := `vault_id = $vault AND wallet_id = $wallet`
 	stmts := []string{
 		`DELETE FROM wallets WHERE ` + this,
@@ -198,7 +198,7 @@ func checkWalletID(body []byte, wallet string) error {
 }
 
 // walletRecordRow adds the wallet record.
-func walletRecordRow(b *builder, f extract.RawFile, body []byte, fixed map[string]value) error {
+func walletRecordRow(b *builder, f raw.File, body []byte, fixed map[string]value) error {
 	if err := checkWalletID(body, fixed["wallet_id"].s); err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func walletRecordRow(b *builder, f extract.RawFile, body []byte, fixed map[strin
 
 // walletBalanceRows adds one balances snapshot: a row per balance, or one
 // row without a symbol when it holds none.
-func walletBalanceRows(b *builder, f extract.RawFile, body []byte, fixed map[string]value) error {
+func walletBalanceRows(b *builder, f raw.File, body []byte, fixed map[string]value) error {
 	if err := checkWalletID(body, fixed["wallet_id"].s); err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func walletBalanceRows(b *builder, f extract.RawFile, body []byte, fixed map[str
 
 // walletTxRows adds the transactions of one page; the initiator object
 // gives initiator_type and initiator_id.
-func walletTxRows(b *builder, f extract.RawFile, body []byte, fixed map[string]value) error {
+func walletTxRows(b *builder, f raw.File, body []byte, fixed map[string]value) error {
 	var page struct {
 		Content *[]json.RawMessage `json:"content"`
 	}
@@ -280,7 +280,7 @@ func walletTxRows(b *builder, f extract.RawFile, body []byte, fixed map[string]v
 
 // walletLimitRows adds the limits, camelCase or snake_case, and their
 // matchers; a limit without an id gets "#<its position>".
-func walletLimitRows(limits, matchers *builder, f extract.RawFile, body []byte, fixed map[string]value) error {
+func walletLimitRows(limits, matchers *builder, f raw.File, body []byte, fixed map[string]value) error {
 	var list []json.RawMessage
 	if err := json.Unmarshal(body, &list); err != nil {
 		return errors.New("not a JSON array of limits")

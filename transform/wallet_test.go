@@ -9,15 +9,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"recon/extract"
+	"recon/extract/raw"
 	"recon/transform"
 )
 
 // walletRaw writes one wallet's raw files into dir and returns their index.
-func walletRaw(t *testing.T, dir string, files map[string]string) []extract.RawFile {
+func walletRaw(t *testing.T, dir string, files map[string]string) []raw.File {
 	t.Helper()
-	w, _ := extract.ParseWindow("2026-10-01", "2026-10-01")
-	var out []extract.RawFile
+	w, _ := raw.ParseWindow("2026-10-01", "2026-10-01")
+	var out []raw.File
 	for _, name := range []string{"wallet.json", "balances_20261001T000000000Z.json", "balances_20261002T000000000Z.json",
 		"transactions_2026-10-01_2026-10-01_p0000.json", "limits.json"} {
 		p := "wallets/v1/w1/" + name
@@ -27,7 +27,7 @@ func walletRaw(t *testing.T, dir string, files map[string]string) []extract.RawF
 		if err := os.WriteFile(filepath.Join(dir, p), []byte(files[name]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, extract.RawFile{Source: extract.SourceWallet, Format: extract.FormatJSON, Status: extract.StatusReady,
+		out = append(out, raw.File{Source: raw.SourceWallet, Format: raw.FormatJSON, Status: raw.StatusReady,
 			Window: w, Account: "v1/w1", Path: p, Request: "GET test"})
 	}
 	return out
