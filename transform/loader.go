@@ -42,7 +42,7 @@ type FileStats struct {
 // loaded or quarantined; false for a file that is not a list (a
 // liquidation, a balances snapshot), which has no row count there.
 func (f FileStats) Records() (int64, bool) {
-	if src, ok := SourceOf(f.File.Source); !ok || src.Object {
+	if src, ok := SourceOf(f.File.Source); !ok || src.Document != nil && src.Document(f.File) {
 		return 0, false
 	}
 	return f.Rows + f.Quarantined, true

@@ -131,7 +131,7 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 	for i := range bs {
 		bad = append(bad, bs[i].bad...)
 	}
-	stats := fileStats(files, bs...)
+	stats := fileStats(files, bs[0]) // the payments of each page; their children are not rows of the file
 	if err := stageRecord(ctx, conn, bad, stats); err != nil {
 		return nil, err
 	}

@@ -22,9 +22,10 @@ type Source struct {
 	// Report: a FAILED file is a report the provider could not make; it is
 	// recorded, not dropped as a source that was not pulled.
 	Report bool
-	// Object: a file is one JSON document, not a list of records; it has no
-	// row count in the archive manifest (FileStats.Records).
-	Object bool
+	// Document tells a file that is one JSON document, not a list of
+	// records: it has no row count in the archive manifest
+	// (FileStats.Records). Nil: every file is a list.
+	Document func(f *raw.File) bool
 }
 
 // Sources registers every raw source. The order is that of the tables in
@@ -35,17 +36,18 @@ var Sources = []Source{
 	reportSource(&FailureConversion),
 	{Name: raw.SourceStatement, Tables: []*Table{&StatementEntries}, Plain: []string{"statements"}, Slice: accountWindow,
 		Load: (*Loader).loadStatement},
-	{Name: raw.SourceLiquidation, Tables: liquidationTables, Slice: wholeSource, Load: (*Loader).loadLiquidations, Object: true},
+	{Name: raw.SourceLiquidation, Tables: liquidationTables, Slice: wholeSource, Load: (*Loader).loadLiquidations, Document: always},
 	{Name: raw.SourcePayment, Tables: []*Table{&Payments, &PaymentFees, &PaymentExecutionResults, &PaymentQuoteElements,
 		&PaymentUserInfo}, Slice: wholeSource, Load: (*Loader).loadPayments},
 	keyedSource(&Transfers, flatRow(nil)),
-	{Name: raw.SourceBalance, Tables: []*Table{&Balances}, Slice: oneFile, Object: true,
+	{Name: raw.SourceBalance, Tables: []*Table{&Balances}, Slice: oneFile, Document: always,
 		Load: func(l *Loader, ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
 			return l.loadBalances(ctx, conn, files[0])
 		}},
 	keyedSource(&Fees, flatRow(map[string]string{"feeId": "fee_id"})),
 	{Name: raw.SourceWallet, Tables: []*Table{&Wallets, &WalletBalances, &WalletTransactions, &WalletLimits, &WalletLimitMatchers},
-		Slice: perAccount, Load: (*Loader).loadWallet, Object: true},
+		Slice: perAccount, Load: (*Loader).loadWallet,
+		Document: func(f *raw.File) bool { k := walletFile(*f); return k == "wallet" || k == "balances" }},
 	notificationSource(raw.SourceNotificationReceipt),
 	notificationSource(raw.SourceNotification),
 }
@@ -53,7 +55,7 @@ var Sources = []Source{
 // notificationSource is the receipts and the notifications of the webhook
 // spool: one slice, loaded into notifications without a Table.
 func notificationSource(name string) Source {
-	return Source{Name: name, Plain: []string{"notifications"}, Object: true, Load: (*Loader).loadNotifications,
+	return Source{Name: name, Plain: []string{"notifications"}, Document: always, Load: (*Loader).loadNotifications,
 		Slice: func(*raw.File) string { return raw.SourceNotification }}
 }
 
@@ -79,7 +81,11 @@ func keyedSource(t *Table, row rowFunc) Source {
 // window.
 func oneFile(f *raw.File) string     { return f.Source + "\x00" + f.Path }
 func wholeSource(f *raw.File) string { return f.Source }
-func perAccount(f *raw.File) string  { return f.Source + "\x00" + f.Account }
+
+// always: every file of the source is one document.
+func always(*raw.File) bool { return true }
+
+func perAccount(f *raw.File) string { return f.Source + "\x00" + f.Account }
 func accountWindow(f *raw.File) string {
 	return f.Source + "\x00" + f.Account + "\x00" + f.Window.String()
 }

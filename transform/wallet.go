@@ -150,7 +150,7 @@ func (l *Loader) loadWallet(ctx context.Context, conn *sql.Conn, files []raw.Fil
 	if err := stageRecords(ctx, conn, "stage_"+WalletLimitMatchers.Name, matchers.schema, matcherRecs); err != nil {
 		return nil, fmt.Errorf("read wallet %s matchers: %w", vw, err)
 	}
-	stats := fileStats(files, bs...)
+	stats := fileStats(files, bs[:4]...) // a limit's matchers are not rows of the file
 	var bad []quarantined
 	for _, b := range bs {
 		bad = append(bad, b.bad...)
