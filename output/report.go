@@ -36,7 +36,20 @@ type RunInfo struct {
 	Params      map[string]string `json:"params"`      // rule parameter overrides, rule_id.param -> value
 	Rows        map[string]int64  `json:"rows_loaded"` // by source
 	Quarantined int64             `json:"rows_quarantined"`
+	// Layout is the layout of the break files the run wrote (ReportLayout
+	// for a new run); a replay writes the archived run's. Runs archived
+	// before layouts were numbered have 0.
+	Layout int `json:"report_layout,omitempty"`
 }
+
+// ReportLayout is the layout of the break files a run writes now: 2 adds
+// workflow_status, last_reason and last_by to breaks.csv and
+// breaks.parquet, and previous_workflow_status with them to changes.csv
+// (the break workflow); before, the files ended at age_days and detail.
+const ReportLayout = 2
+
+// workflowColumns are the columns of the break files that layout 2 added.
+const workflowColumns = `workflow_status, last_reason, last_by`
 
 // normalised returns r with empty lists and maps instead of nil, so that
 // summary.json and the manifest print [] and {} rather than null.
@@ -150,13 +163,18 @@ func writeReports(ctx context.Context, db *sql.DB, run RunInfo, dir string) (Sum
 		return s, fmt.Errorf("select the run's breaks: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS run_breaks`)
+	all, changes := "*", changesQuery
+	if run.Layout < 2 { // a run archived before the workflow columns: its layout, for replay
+		all = "* EXCLUDE (" + workflowColumns + ")"
+		changes = "SELECT * EXCLUDE (previous_workflow_status, " + workflowColumns + ") FROM (" + changesQuery + ")"
+	}
 	if _, err := writeCSV(ctx, conn, filepath.Join(dir, BreaksCSV), amountColumns,
-		`SELECT * REPLACE (strftime(event_date, '%Y-%m-%d') AS event_date, CAST(expected AS VARCHAR) AS expected,
+		`SELECT `+all+` REPLACE (strftime(event_date, '%Y-%m-%d') AS event_date, CAST(expected AS VARCHAR) AS expected,
 			CAST(actual AS VARCHAR) AS actual, CAST(difference AS VARCHAR) AS difference)
 		FROM run_breaks ORDER BY rule_id, break_id`); err != nil {
 		return s, fmt.Errorf("write %s: %w", BreaksCSV, err)
 	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * FROM run_breaks ORDER BY rule_id, break_id)
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT `+all+` FROM run_breaks ORDER BY rule_id, break_id)
 		TO %s (FORMAT parquet, COMPRESSION zstd)`, sqlString(filepath.Join(dir, BreaksParquet)))); err != nil {
 		return s, fmt.Errorf("write %s: %w", BreaksParquet, err)
 	}
@@ -164,7 +182,7 @@ func writeReports(ctx context.Context, db *sql.DB, run RunInfo, dir string) (Sum
 	if err := beforeWorkflow(ctx, conn, dir); err != nil {
 		return s, err
 	}
-	if _, err := writeCSV(ctx, conn, filepath.Join(dir, ChangesCSV), amountColumns, changesQuery,
+	if _, err := writeCSV(ctx, conn, filepath.Join(dir, ChangesCSV), amountColumns, changes,
 		append(args, sql.Named("state", state))...); err != nil {
 		return s, fmt.Errorf("write %s: %w", ChangesCSV, err)
 	}

@@ -136,3 +136,44 @@ func TestBreaksCSVNeutralisesFormulas(t *testing.T) {
 		t.Errorf("parquet row b1: %q %q", e2e, diff)
 	}
 }
+
+// TestReportLayouts: a run writes its break files in ReportLayout (with the
+// workflow columns); a run archived before layouts were numbered (0) is
+// written as it was, ending at age_days and detail, so its replay is
+// byte-identical.
+func TestReportLayouts(t *testing.T) {
+	for _, tt := range []struct {
+		layout         int
+		breaks, change string // the last column of breaks.csv and of changes.csv
+	}{
+		{0, "age_days", "detail"},
+		{output.ReportLayout, "last_by", "last_by"},
+	} {
+		db := newDB(t)
+		dir := t.TempDir()
+		if err := output.SaveInputs(t.Context(), db, dir, nil); err != nil {
+			t.Fatal(err)
+		}
+		w, _ := raw.ParseWindow("2026-10-01", "2026-10-01")
+		asOf := time.Date(2026, 10, 3, 6, 0, 0, 0, time.UTC)
+		run := output.RunInfo{ID: "r-1", Window: w, AsOf: asOf, StartedAt: asOf, Verdict: output.Complete, Layout: tt.layout}
+		if _, err := db.Exec(`INSERT INTO breaks (break_id, rule_id, severity, status, break_key, event_date, currency,
+			difference, first_seen_run, first_seen_at, last_seen_run, age_days)
+			VALUES ('b1', 'ops_missing_in_recon', 'P2', 'new', 'k', DATE '2026-10-01', 'USD', 1, 'r-1', ?, 'r-1', 0)`, asOf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := output.WriteReports(t.Context(), db, run, dir); err != nil {
+			t.Fatal(err)
+		}
+		for name, last := range map[string]string{output.BreaksCSV: tt.breaks, output.ChangesCSV: tt.change} {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			header, _, _ := strings.Cut(string(b), "\r\n")
+			if cols := strings.Split(header, ","); cols[len(cols)-1] != last {
+				t.Errorf("layout %d: %s header %q, want it to end at %s", tt.layout, name, header, last)
+			}
+		}
+	}
+}

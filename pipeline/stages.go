@@ -65,6 +65,7 @@ func runInfo(cfg Config, res *Result) output.RunInfo {
 	info := output.RunInfo{
 		ID: res.RunID, Window: res.Window, AsOf: res.started, StartedAt: res.started, ToolVersion: cfg.Version,
 		Accounts: cfg.Accounts, Params: cfg.Params, Rows: res.Loaded, Quarantined: res.Quarantined,
+		Layout: output.ReportLayout,
 	}
 	for _, r := range cfg.catalogue {
 		info.Rules = append(info.Rules, output.RuleRef{ID: r.ID, Severity: r.Severity, SHA256: r.SHA256})
