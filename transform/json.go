@@ -94,8 +94,10 @@ func (b *builder) setFields(m map[string]json.RawMessage, sh shape) error {
 		switch {
 		case ok && !v.set: // null is no value, like an empty CSV cell
 		case ok && b.seen[i] && (b.vals[i].isJSON != v.isJSON || strings.TrimSpace(b.vals[i].s) != strings.TrimSpace(v.s)):
-			// ripplenet_payment_id and network_payment_id, say
-			return fmt.Errorf("two fields give %s different values: %s and %s", b.t.Columns[i].Name, clip(b.vals[i].s), clip(v.s))
+			// ripplenet_payment_id and network_payment_id, say; the values in
+			// order, as the fields come in the map's random order
+			x, y := clip(b.vals[i].s), clip(v.s)
+			return fmt.Errorf("two fields give %s different values: %s and %s", b.t.Columns[i].Name, min(x, y), max(x, y))
 		case ok:
 			b.vals[i], b.seen[i] = v, true
 		case v.set: // like an empty CSV cell, null is no value

@@ -98,7 +98,7 @@ func TestLoadWallet(t *testing.T) {
 			coalesce(initiator_id, '-') || ' ' || coalesce(CAST(network_fee AS VARCHAR), '-') FROM wallet_transactions ORDER BY 1`,
 			[]string{"t1 CONFIRMED 600.000000000000000000 USER u1 0.000000000000000007", "t2 PENDING 500.000000000000000000 API_CREDENTIAL c1 -"}},
 		{`SELECT record_key || ': ' || reason FROM quarantine ORDER BY 1`,
-			[]string{"clash: two fields give limit_type different values: PER_TX and PER_DAY", "t3: bad decimal in quantity: 0.0000000000000000001 (more than 18 decimals)"}},
+			[]string{"clash: two fields give limit_type different values: PER_DAY and PER_TX", "t3: bad decimal in quantity: 0.0000000000000000001 (more than 18 decimals)"}},
 		{`SELECT limit_id || ' ' || coalesce(limit_type, '-') || ' ' || CAST(limit_qty AS VARCHAR) FROM wallet_limits ORDER BY 1`,
 			[]string{"#3 PER_WEEK 5.000000000000000000", "day PER_DAY 1000.000000000000000000", "two PER_TX 1.000000000000000000",
 				"tx PER_TX 550.000000000000000000"}},
