@@ -311,9 +311,21 @@ var ageing = []struct {
 	min, max int // max -1: no upper bound
 }{{"0-1 days", 0, 1}, {"2-3 days", 2, 3}, {"4-7 days", 4, 7}, {"8-30 days", 8, 30}, {"over 30 days", 31, -1}}
 
+// summarise is summary.json: the run, its breaks' counts and totals, and
+// the other findings of the run.
 func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error) {
 	s := Summary{Run: run.normalised(), ByRule: []RuleCounts{}, BySeverity: map[string]Counts{}, Currencies: []CurrencyTotal{},
 		Quarantine: Quarantine{BySource: map[string]int64{}}, Unknown: []UnknownValue{}}
+	for _, part := range []func(context.Context, *sql.Conn, RunInfo, *Summary) error{summariseBreaks, summariseOpen, summariseFindings} {
+		if err := part(ctx, conn, run, &s); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// summariseBreaks counts the run's breaks by rule, severity, status and workflow.
+func summariseBreaks(ctx context.Context, conn *sql.Conn, run RunInfo, s *Summary) error {
 	byRule := map[string]*RuleCounts{}
 	for _, r := range run.Rules {
 		byRule[r.ID] = &RuleCounts{Rule: r.ID, Severity: r.Severity}
@@ -336,12 +348,17 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 			return nil
 		})
 	if err != nil {
-		return s, err
+		return err
 	}
 	for _, id := range slices.Sorted(maps.Keys(byRule)) {
 		s.ByRule = append(s.ByRule, *byRule[id])
 	}
-	err = query(ctx, conn, `SELECT coalesce(currency, ''), count(*), CAST(sum(difference) AS VARCHAR),
+	return err
+}
+
+// summariseOpen totals the open breaks by currency and by age.
+func summariseOpen(ctx context.Context, conn *sql.Conn, run RunInfo, s *Summary) error {
+	err := query(ctx, conn, `SELECT coalesce(currency, ''), count(*), CAST(sum(difference) AS VARCHAR),
 			CAST(sum(abs(difference)) AS VARCHAR)
 		FROM run_breaks WHERE status <> 'resolved' AND `+openWorkflow+` GROUP BY ALL ORDER BY 1`, nil,
 		func(rows *sql.Rows) error {
@@ -355,7 +372,7 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 			return nil
 		})
 	if err != nil {
-		return s, err
+		return err
 	}
 	for _, b := range ageing {
 		bk := Bucket{Label: b.label, MinDays: b.min}
@@ -381,10 +398,16 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 			return nil
 		})
 	if err != nil {
-		return s, err
+		return err
 	}
+	return err
+}
+
+// summariseFindings adds what finance handled, the quarantined rows, the unknown values and the wallet limits the rules cannot apply.
+func summariseFindings(ctx context.Context, conn *sql.Conn, run RunInfo, s *Summary) error {
+	var err error
 	if s.Handled, err = handled(ctx, conn); err != nil {
-		return s, err
+		return err
 	}
 	err = query(ctx, conn, `SELECT source, count(*) FROM quarantine WHERE run_id = $run_id GROUP BY ALL`,
 		[]any{sql.Named("run_id", run.ID)}, func(rows *sql.Rows) error {
@@ -398,7 +421,7 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 			return nil
 		})
 	if err != nil {
-		return s, err
+		return err
 	}
 	err = query(ctx, conn, `SELECT table_name, column_name, value, rows FROM unknown_values WHERE run_id = $run_id
 		ORDER BY table_name, column_name, value`, []any{sql.Named("run_id", run.ID)}, func(rows *sql.Rows) error {
@@ -410,7 +433,7 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 		return nil
 	})
 	if err != nil {
-		return s, err
+		return err
 	}
 	err = query(ctx, conn, `SELECT vault_id || '/' || wallet_id, limit_id, issue FROM wallet_limit_issues ORDER BY ALL`, nil,
 		func(rows *sql.Rows) error {
@@ -421,7 +444,7 @@ func summarise(ctx context.Context, conn *sql.Conn, run RunInfo) (Summary, error
 			s.WalletLimitIssues = append(s.WalletLimitIssues, i)
 			return nil
 		})
-	return s, err
+	return err
 }
 
 // querier is a *sql.DB or *sql.Conn.
