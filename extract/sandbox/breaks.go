@@ -372,7 +372,7 @@ func (s *Sandbox) recordTruth() {
 		}
 	}
 	s.truth.Breaks = append(s.truth.Breaks, s.malformedTruth()...)
-	for _, add := range []func() (breaks, pending, decoys []TruthBreak){s.transferTruth} { // kinds not tied to a payment
+	for _, add := range []func() (breaks, pending, decoys []TruthBreak){s.transferTruth, s.balanceTruth} { // kinds not tied to a payment
 		b, p, d := add()
 		s.truth.Breaks, s.truth.Pending, s.truth.Decoys = append(s.truth.Breaks, b...), append(s.truth.Pending, p...), append(s.truth.Decoys, d...)
 	}

@@ -771,6 +771,7 @@ func TestTruthMatchesServedData(t *testing.T) {
 		"transfer_missing_in_statement", "statement_transfer_without_transfer"} {
 		wantPerRule[id] = 6
 	}
+	wantPerRule["balance_snapshot_mismatch"] = 2 // one snapshot: two drifted accounts
 	if !cmp.Equal(perRule, wantPerRule) {
 		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, wantPerRule)
 	}

@@ -480,7 +480,8 @@ func (s *Sandbox) listTransfers(w http.ResponseWriter, r *http.Request) {
 }
 
 // getBalances serves GET /v4/monitor/balances: each account's balance at
-// the sandbox's now, which is the closing balance of a statement ending then.
+// the sandbox's now, which is the closing balance of a statement ending then
+// (but for the injected drift, balances.go).
 func (s *Sandbox) getBalances(w http.ResponseWriter, _ *http.Request) {
 	type accountBalance struct {
 		AccountName           string `json:"account_name"`
@@ -497,7 +498,7 @@ func (s *Sandbox) getBalances(w http.ResponseWriter, _ *http.Request) {
 	now := s.now()
 	var cbs []currencyBalance
 	for _, a := range ours {
-		b := s.balanceAt(a, now)
+		b := s.balanceAt(a, now).Add(s.balanceDrift(a))
 		cbs = append(cbs, currencyBalance{Currency: a.currency, AggregateBalance: num(fiat(b)),
 			AccountBalances: []accountBalance{{AccountName: a.addr(), Balance: num(fiat(b)), Currency: a.currency,
 				Owner: nodeAddress, MinimumAllowedBalance: "0"}}})

@@ -55,6 +55,11 @@ func (s *Sandbox) entries(a *account, from, to time.Time) []entry {
 			}
 		}
 	}
+	if x, ok := s.lateTransfer(); ok && within(x.at, from, to) {
+		if e, ok := x.entryOn(a); ok {
+			es = append(es, e)
+		}
+	}
 	slices.SortFunc(es, func(x, y entry) int { return cmp.Or(x.at.Compare(y.at), cmp.Compare(x.id, y.id)) })
 	return es
 }
