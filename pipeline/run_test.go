@@ -158,7 +158,11 @@ func TestRunFindsExactlyTheInjectedBreaks(t *testing.T) {
 		perRule[b.RuleID]++
 	}
 	for _, r := range catalogue(t) {
-		if perRule[r] < 3 {
+		want := 3
+		if r == "balance_snapshot_mismatch" {
+			want = 2 // one snapshot a run: a break per account at most
+		}
+		if perRule[r] < want {
 			t.Errorf("the sandbox injected %d breaks of %s, want several", perRule[r], r)
 		}
 	}

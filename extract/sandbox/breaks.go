@@ -372,6 +372,10 @@ func (s *Sandbox) recordTruth() {
 		}
 	}
 	s.truth.Breaks = append(s.truth.Breaks, s.malformedTruth()...)
+	for _, add := range []func() (breaks, pending, decoys []TruthBreak){s.transferTruth, s.balanceTruth} { // kinds not tied to a payment
+		b, p, d := add()
+		s.truth.Breaks, s.truth.Pending, s.truth.Decoys = append(s.truth.Breaks, b...), append(s.truth.Pending, p...), append(s.truth.Decoys, d...)
+	}
 	for _, l := range []*[]TruthBreak{&s.truth.Breaks, &s.truth.Pending, &s.truth.Decoys} {
 		slices.SortFunc(*l, func(a, b TruthBreak) int {
 			return cmp.Or(cmp.Compare(a.RuleID, b.RuleID), cmp.Compare(a.PaymentID, b.PaymentID), cmp.Compare(a.Account, b.Account))

@@ -758,6 +758,9 @@ func TestTruthMatchesServedData(t *testing.T) {
 			continue
 		}
 		perRule[b.RuleID]++
+		if b.PaymentID == "" { // a transfer's break, not tied to a payment
+			continue
+		}
 		if seen[b.PaymentID] {
 			t.Errorf("payment %s carries two injected breaks", b.PaymentID)
 		}
@@ -768,15 +771,17 @@ func TestTruthMatchesServedData(t *testing.T) {
 		"payment_missing_in_statement", "statement_entry_without_payment", "statement_amount_mismatch",
 		"statement_balance_chain_break", "failed_payment_unrecovered", "duplicate_end_to_end_id", "fx_rate_outlier",
 		"liquidation_missing", "liquidation_amount_mismatch", "liquidation_not_delivered", "liquidation_stuck",
-		"liquidation_trades_mismatch", "payment_state_mismatch", "payment_stale"} {
+		"liquidation_trades_mismatch", "payment_state_mismatch", "payment_stale",
+		"transfer_missing_in_statement", "statement_transfer_without_transfer"} {
 		wantPerRule[id] = 6
 	}
+	wantPerRule["balance_snapshot_mismatch"] = 2 // one snapshot: two drifted accounts
 	if !cmp.Equal(perRule, wantPerRule) {
 		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, wantPerRule)
 	}
 	decoys := slices.DeleteFunc(slices.Clone(truth.Decoys), func(b sandbox.TruthBreak) bool { return strings.HasPrefix(b.RuleID, "wallet_") })
-	if len(truth.Pending) != 0 || len(decoys) != 36 || !truth.AsOf.Equal(now0) {
-		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 36 decoys (6 kinds)",
+	if len(truth.Pending) != 0 || len(decoys) != 42 || !truth.AsOf.Equal(now0) {
+		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 42 decoys (7 kinds)",
 			truth.AsOf, len(truth.Pending), len(decoys), now0)
 	}
 	var buf bytes.Buffer

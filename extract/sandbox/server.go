@@ -437,9 +437,8 @@ type transferJSON struct {
 	Labels          []any  `json:"labels"`
 }
 
-// listTransfers serves GET /v4/transfers: the funding transfers between the
-// treasury and this node's accounts, exactly the statements' TRANSFER
-// entries, up to the sandbox's now; sort_field CREATED_AT (the only one),
+// listTransfers serves GET /v4/transfers: this node's transfers
+// (transfers.go) created before the sandbox's now; sort_field CREATED_AT (the only one),
 // sort_direction DESC (default) or ASC, then transfer_id; page zero-based,
 // size 1..100 (default 5).
 func (s *Sandbox) listTransfers(w http.ResponseWriter, r *http.Request) {
@@ -457,21 +456,10 @@ func (s *Sandbox) listTransfers(w http.ResponseWriter, r *http.Request) {
 		serverError(w, http.StatusBadRequest, "E0120", "invalid_request", bad)
 		return
 	}
-	now := s.now()
-	var all []transferJSON
-	var at []time.Time
-	for d := s.start; d < s.start+s.days; d++ {
-		for _, a := range ours {
-			for _, e := range s.transfers(a, d) {
-				if !e.at.Before(now) {
-					continue
-				}
-				all = append(all, transferJSON{TransferID: e.id, State: e.state, OwnerAddress: a.addr(),
-					SenderAddress: e.sender, ReceiverAddress: e.receiver, Amount: fiat(e.change.Abs()),
-					InternalID: text(e.internal), CreatedAt: ts(e.at), UserInfo: []any{}, Labels: []any{}})
-				at = append(at, e.at)
-			}
-		}
+	all := s.listedTransfers(s.now())
+	at := make([]time.Time, len(all))
+	for i, t := range all {
+		at[i], _ = time.Parse(extract.TimeFormat, t.CreatedAt)
 	}
 	order := make([]int, len(all))
 	for i := range order {
@@ -492,7 +480,8 @@ func (s *Sandbox) listTransfers(w http.ResponseWriter, r *http.Request) {
 }
 
 // getBalances serves GET /v4/monitor/balances: each account's balance at
-// the sandbox's now, which is the closing balance of a statement ending then.
+// the sandbox's now, which is the closing balance of a statement ending then
+// (but for the injected drift, balances.go).
 func (s *Sandbox) getBalances(w http.ResponseWriter, _ *http.Request) {
 	type accountBalance struct {
 		AccountName           string `json:"account_name"`
@@ -509,7 +498,7 @@ func (s *Sandbox) getBalances(w http.ResponseWriter, _ *http.Request) {
 	now := s.now()
 	var cbs []currencyBalance
 	for _, a := range ours {
-		b := s.balanceAt(a, now)
+		b := s.balanceAt(a, now).Add(s.balanceDrift(a))
 		cbs = append(cbs, currencyBalance{Currency: a.currency, AggregateBalance: num(fiat(b)),
 			AccountBalances: []accountBalance{{AccountName: a.addr(), Balance: num(fiat(b)), Currency: a.currency,
 				Owner: nodeAddress, MinimumAllowedBalance: "0"}}})

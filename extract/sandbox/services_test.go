@@ -277,25 +277,32 @@ func TestPaymentsAgreeWithTheReports(t *testing.T) {
 	}
 }
 
-// TestTransfersAndBalancesAgreeWithStatements: the transfers are the
-// statements' TRANSFER entries, newest first; the balances are the closing
-// balances of statements up to now.
+// TestTransfersAndBalancesAgreeWithStatements: without injected breaks, the
+// transfers are the statements' TRANSFER and EXCHANGE_TRANSFER entries (an
+// exchange transfer between two of our accounts once, its amount the
+// sender's), newest first; the balances are the closing balances of
+// statements up to now.
 func TestTransfersAndBalancesAgreeWithStatements(t *testing.T) {
-	e := start(t, sandbox.Config{})
+	e := start(t, sandbox.Config{BreaksPerDay: -1})
 	tok := e.token(t)
 	type transfer struct{ ID, At, Amount string }
 	var want []transfer
 	closing := map[string]string{}
+	types := map[string]int{}
 	for _, acct := range e.s.Accounts() {
 		pages := e.statement(t, tok, acct, day0, now0, 100)
 		closing[acct] = pages[0].ClosingBalance.StringFixed(2)
 		for _, p := range pages {
 			for _, c := range p.Transactions.Content {
-				if c.TransactionType == "TRANSFER" {
+				types[c.TransactionType]++
+				if c.TransactionType == "TRANSFER" || c.TransactionType == "EXCHANGE_TRANSFER" && c.BalanceChange.IsNegative() {
 					want = append(want, transfer{c.TransactionID, c.CreatedAt, c.BalanceChange.Abs().StringFixed(2)})
 				}
 			}
 		}
+	}
+	if types["TRANSFER"] == 0 || types["EXCHANGE_TRANSFER"] == 0 {
+		t.Errorf("entries by type %v, want transfers and exchange transfers", types)
 	}
 	slices.SortFunc(want, func(a, b transfer) int { return -strings.Compare(a.At+a.ID, b.At+b.ID) })
 	var got []transfer

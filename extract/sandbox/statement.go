@@ -30,7 +30,7 @@ type statement struct {
 
 // entries returns the entries of account a created in [from, to), ordered by
 // created_at, transaction_id, without balances: one PAYMENT per payment that
-// moved money on a (created_at = executed_at) and a few funding TRANSFERs a day.
+// moved money on a (created_at = executed_at) and its transfers (transfers.go).
 func (s *Sandbox) entries(a *account, from, to time.Time) []entry {
 	var es []entry
 	_ = s.each(from.Add(-maxLag), to, func(p *payment) error { // fn never fails
@@ -55,25 +55,12 @@ func (s *Sandbox) entries(a *account, from, to time.Time) []entry {
 			}
 		}
 	}
-	slices.SortFunc(es, func(x, y entry) int { return cmp.Or(x.at.Compare(y.at), cmp.Compare(x.id, y.id)) })
-	return es
-}
-
-// transfers are the day's funding movements between the treasury and account
-// a: two or three a day, sized to the volume, one in four a sweep back.
-func (s *Sandbox) transfers(a *account, day int64) []entry {
-	r := s.rng(tagTransfer, uint64(day), uint64(slices.Index(ours, a)))
-	es := make([]entry, 2+r.IntN(2))
-	for i := range es {
-		amount := decimal.New(int64(s.n)*(500+r.Int64N(501)), 0)
-		e := entry{id: newUUID(r), typ: "TRANSFER", state: stateCompleted,
-			internal: fmt.Sprintf("treasury-%d-%d", day, i), sender: treasury, receiver: a.addr(),
-			change: amount, at: dayTime(day).Add(time.Duration(r.Int64N(dayMS)) * time.Millisecond)}
-		if r.IntN(4) == 0 {
-			e.change, e.sender, e.receiver = amount.Div(decimal.New(2, 0)).Neg(), a.addr(), treasury
+	if x, ok := s.lateTransfer(); ok && within(x.at, from, to) {
+		if e, ok := x.entryOn(a); ok {
+			es = append(es, e)
 		}
-		es[i] = e
 	}
+	slices.SortFunc(es, func(x, y entry) int { return cmp.Or(x.at.Compare(y.at), cmp.Compare(x.id, y.id)) })
 	return es
 }
 
