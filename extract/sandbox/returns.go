@@ -168,7 +168,7 @@ func (s *Sandbox) apiReturn(p *payment) *apiPayment {
 	// The whole amount goes back: one TRANSFER, or two through the exchanges' accounts across currencies.
 	type leg struct {
 		from, to, cur string
-		amount       decimal.Decimal
+		amount        decimal.Decimal
 	}
 	legs := []leg{{p.receiver.addr(), p.sender.addr(), p.receiver.currency, p.received}}
 	if p.odl {

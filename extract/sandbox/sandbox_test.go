@@ -775,9 +775,9 @@ func TestTruthMatchesServedData(t *testing.T) {
 		"transfer_missing_in_statement", "statement_transfer_without_transfer", "return_unreconciled"} {
 		wantPerRule[id] = 6
 	}
-	wantPerRule["failed_payment_unrecovered"] += 6     // and FAILED payments whose funds moved
+	wantPerRule["failed_payment_unrecovered"] += 6      // and FAILED payments whose funds moved
 	wantPerRule["statement_entry_without_payment"] += 2 // the entries of returns unknown to the server API (one in three)
-	wantPerRule["balance_snapshot_mismatch"] = 2 // one snapshot: two drifted accounts
+	wantPerRule["balance_snapshot_mismatch"] = 2        // one snapshot: two drifted accounts
 	if !cmp.Equal(perRule, wantPerRule) {
 		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, wantPerRule)
 	}
