@@ -18,6 +18,7 @@ const (
 	omitOps       uint8 = 1 << iota // the PAYMENT_OPS row
 	omitRecon                       // every RECON row
 	omitStatement                   // the statement entry on our account
+	omitFailure                     // the FAILURE_CONVERSION_SSA row
 )
 
 // edits are the changes an injected break makes to the rows of one payment.
@@ -98,6 +99,12 @@ var injectors = []injector{
 	{rule: "payment_state_mismatch", decoy: true, eligible: odlMoved, apply: stateMismatch(true)},
 	{rule: "payment_stale", eligible: createdOnDay, apply: stale, account: ourAccount, due: staleSince},
 	{rule: "payment_stale", decoy: true, eligible: odlMoved, apply: deliveredAfterAmend},
+	// Returns and failed payments whose funds moved: breaks_returns.go.
+	{rule: "return_unreconciled", eligible: returnable, apply: returned(returnBroken), account: ourAccount, due: returnDue},
+	{rule: "return_unreconciled", decoy: true, eligible: returnable, apply: returned(returnOrdinary)},
+	{rule: "return_unreconciled", decoy: true, eligible: returnableNextDay, apply: returned(returnNextDay)},
+	{rule: "failed_payment_unrecovered", eligible: failableOut, apply: movedUnrecovered(false), account: ourAccount, due: failedAt},
+	{rule: "failed_payment_unrecovered", decoy: true, eligible: failableOut, apply: movedUnrecovered(true)},
 }
 
 func always(*Sandbox, *payment) bool { return true }
@@ -281,6 +288,7 @@ func (s *Sandbox) injectBreaks() {
 			}
 		}
 	}
+	s.returns = s.returnKeys()
 	s.recordTruth()
 }
 
@@ -372,7 +380,7 @@ func (s *Sandbox) recordTruth() {
 		}
 	}
 	s.truth.Breaks = append(s.truth.Breaks, s.malformedTruth()...)
-	for _, add := range []func() (breaks, pending, decoys []TruthBreak){s.transferTruth, s.balanceTruth} { // kinds not tied to a payment
+	for _, add := range []func() (breaks, pending, decoys []TruthBreak){s.transferTruth, s.balanceTruth, s.returnTruth} { // kinds not tied to a payment
 		b, p, d := add()
 		s.truth.Breaks, s.truth.Pending, s.truth.Decoys = append(s.truth.Breaks, b...), append(s.truth.Pending, p...), append(s.truth.Decoys, d...)
 	}

@@ -208,6 +208,8 @@ func (a *apiPayment) setState(state string, modified time.Time) {
 		a.CompletedAt = text(ts(modified))
 	case stateReturned:
 		a.CompletedAt, a.ReturnedAt = text(ts(modified.Add(-time.Minute))), text(ts(modified))
+	case stateFailed: // failed before executing: no funds moved (failed_payment_unrecovered stays quiet)
+		a.ExecutedAt, a.executed, a.ExecutionResults = "", time.Time{}, []apiResult{}
 	}
 	a.modified, a.ModifiedAt = modified, ts(modified)
 }
@@ -241,6 +243,13 @@ func stateMismatch(decoy bool) func(*Sandbox, *payment, *injection) {
 			fail(p)
 		} else {
 			p.state = report
+		}
+		if api == stateReturned { // a whole return (returns.go), which the report does not show
+			if at.IsZero() {
+				at = p.executed.Add(after)
+			}
+			p.ret = &ret{id: returnID(s, p), lag: at.Sub(p.executed)}
+			return
 		}
 		p.edit = &edits{api: func(a *apiPayment) {
 			settled := p.executed

@@ -96,6 +96,7 @@ type payment struct {
 	beneficiary, beneficiaryAcct, batch string
 	omit                                uint8  // rows left out by injected breaks
 	edit                                *edits // rows changed by injected breaks
+	ret                                 *ret   // the payment's return, when RETURNED (returns.go)
 }
 
 // payment generates payment idx of a day.

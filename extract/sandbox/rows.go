@@ -87,8 +87,8 @@ func (r row) put(name, v string) {
 func (p *payment) putPayment(r row) {
 	r.put("end_to_end_id", p.e2e)
 	r.put("network_payment_id", p.id)
-	r.put("payment_state", p.state)
-	r.put("internal_payment_state", p.state)
+	r.put("payment_state", p.reportState())
+	r.put("internal_payment_state", p.reportState())
 	r.put("quote_ts", ts(p.quote))
 	r.put("created_at", ts(p.created))
 	r.put("executed_at", ts(p.executed))
@@ -262,7 +262,7 @@ func (s *Sandbox) eachRow(typ string, from, to time.Time, fn func(row) error) er
 		})
 	case raw.ReportFailureConversion:
 		return s.each(from.Add(-maxLag), to, func(p *payment) error {
-			if p.state != stateFailed || !within(p.failed, from, to) {
+			if p.state != stateFailed || p.omit&omitFailure != 0 || !within(p.failed, from, to) {
 				return nil
 			}
 			return fn(s.failureRow(p))

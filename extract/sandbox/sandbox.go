@@ -50,6 +50,7 @@ type Sandbox struct {
 	days     int64
 	n        int                   // payments per day
 	breaks   map[uint64]*injection // by dayKey
+	returns  []uint64              // day keys of the payments with a return, in order (returns.go)
 	anchor   time.Time             // Now at New: the as-of time of the truth
 	truth    Truth
 	mux      *http.ServeMux
@@ -236,6 +237,7 @@ const (
 	tagRetry
 	tagWallet
 	tagWebhook
+	tagReturn
 )
 
 func (s *Sandbox) routes() {

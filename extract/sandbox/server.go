@@ -322,6 +322,10 @@ func (s *Sandbox) apiPayment(p *payment) *apiPayment {
 			a.ExecutionResults = append(a.ExecutionResults, res)
 		}
 	}
+	if p.ret != nil {
+		a.setState(stateReturned, p.returnedAt())
+		a.ReturnedByPaymentWithID = text(p.ret.id)
+	}
 	if p.edit != nil && p.edit.api != nil {
 		p.edit.api(a)
 	}
@@ -389,7 +393,7 @@ func (s *Sandbox) listPayments(w http.ResponseWriter, r *http.Request) {
 		}
 		var ps []listed
 		_ = s.each(after.Add(-rf.lag), before, func(p *payment) error { // fn never fails
-			if unknown(p) {
+			if unknown(p) || p.ret != nil { // returned payments: listReturns
 				return nil
 			}
 			if rf.of != nil && len(labels) == 0 && (p.edit == nil || p.edit.api == nil) {
@@ -410,6 +414,9 @@ func (s *Sandbox) listPayments(w http.ResponseWriter, r *http.Request) {
 			ps = append(ps, listed{dayKey(p.day, p.idx), rf.at(a), a.PaymentID})
 			return nil
 		})
+		for _, r := range s.listReturns(field, after, before, labels) {
+			ps = append(ps, listed{r.key, r.at, r.id})
+		}
 		slices.SortFunc(ps, func(x, y listed) int { return cmp.Or(x.at.Compare(y.at), cmp.Compare(x.id, y.id)) })
 		out := make([]uint64, len(ps))
 		for i, p := range ps {
@@ -418,7 +425,7 @@ func (s *Sandbox) listPayments(w http.ResponseWriter, r *http.Request) {
 		return out
 	})
 	writePage(w, "content", len(keys), page, size, []sortJSON{ascending(strings.ToLower(field))},
-		func(i int) json.RawMessage { return mustJSON(s.apiPayment(s.byDayKey(keys[i]))) })
+		func(i int) json.RawMessage { return mustJSON(s.record(keys[i])) })
 }
 
 // transferJSON is an item of GET /transfers.

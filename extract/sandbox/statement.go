@@ -17,6 +17,7 @@ import (
 // entry is one ledger entry of a statement.
 type entry struct {
 	id, typ, state, e2e, internal, hash, sender, receiver string
+	returns, returnedBy                                   string // returns_payment_with_id, returned_by_payment_with_id
 	change, balance                                       decimal.Decimal
 	jump                                                  decimal.Decimal // moves the balance beside change: an injected chain break
 	at                                                    time.Time
@@ -42,6 +43,9 @@ func (s *Sandbox) entries(a *account, from, to time.Time) []entry {
 		if p.out {
 			e.change = p.sent.Neg()
 		}
+		if p.ret != nil {
+			e.returnedBy = p.ret.id
+		}
 		if p.edit != nil && p.edit.entry != nil {
 			p.edit.entry(&e)
 		}
@@ -55,6 +59,7 @@ func (s *Sandbox) entries(a *account, from, to time.Time) []entry {
 			}
 		}
 	}
+	es = append(es, s.reversals(a, from, to)...)
 	if x, ok := s.lateTransfer(); ok && within(x.at, from, to) {
 		if e, ok := x.entryOn(a); ok {
 			es = append(es, e)
@@ -225,6 +230,7 @@ func (s *Sandbox) getStatement(w http.ResponseWriter, r *http.Request) {
 			BalanceChange: num(fiat(e.change)), BalanceResult: num(fiat(e.balance)), CreatedAt: ts(e.at),
 			EndToEndID: text(e.e2e), InternalID: text(e.internal), TransactionHash: text(e.hash),
 			SenderAddress: e.sender, ReceiverAddress: e.receiver,
+			ReturnsPaymentWithID: text(e.returns), ReturnedByPaymentWithID: text(e.returnedBy),
 		})
 	}
 	tx.First, tx.Last, tx.Number, tx.Size = page == 0, page >= pages-1, page, size
