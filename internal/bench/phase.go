@@ -186,5 +186,10 @@ func native(ctx context.Context, db *sql.DB, a PhaseArgs) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return res.RowsAffected()
+	if a.Phase == "native" {
+		return res.RowsAffected()
+	}
+	var n int64 // CREATE TABLE AS reports no rows affected
+	err = conn.QueryRowContext(ctx, `SELECT count(*) FROM native_auto`).Scan(&n)
+	return n, err
 }
