@@ -51,6 +51,7 @@ type HistoryRun struct {
 func runHistory(ctx context.Context, cfg Config) (*History, error) {
 	recheck := pipeline.DefaultSchedule.RecheckDays
 	h := &History{PaymentsPerDay: cfg.HistoryPayments, RecheckDays: recheck}
+	defer h.ratios() // also of the nights done when one fails
 	root := filepath.Join(cfg.Dir, "history")
 	if err := os.RemoveAll(root); err != nil {
 		return h, err
@@ -114,11 +115,18 @@ func runHistory(ctx context.Context, cfg Config) (*History, error) {
 		}
 		h.Runs = append(h.Runs, r)
 	}
+	return h, nil
+}
+
+// ratios sets the last-to-first ratios of the runs so far.
+func (h *History) ratios() {
+	if len(h.Runs) == 0 {
+		return
+	}
 	a, b := h.Runs[0], h.Runs[len(h.Runs)-1]
 	h.BytesRatio = ratio(float64(b.ArchiveBytes), float64(a.ArchiveBytes))
 	h.SecondsRatio = ratio(b.Seconds, a.Seconds)
 	h.ArchiveSecondsRatio = ratio(b.ArchiveSeconds, a.ArchiveSeconds)
-	return h, nil
 }
 
 func ratio(a, b float64) float64 {
