@@ -11,10 +11,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
+
+	"recon/extract/raw"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -31,10 +35,23 @@ var ErrMismatch = errors.New("differs from the manifest")
 
 // Manifest lists every file of an archived run with its size, sha256 and
 // data rows, and the run's metadata (rules with the hash of each file, tool version).
+//
+// State lists the slices of the warehouse state the run started from
+// (SaveInputs): each entry's path is where the slice goes in the run folder
+// (inputs/state/<table>/<position>.parquet) and its bytes are the shared
+// object ObjectKey(sha256). Layout 2 marks a manifest with State; a run
+// archived before (layout 0) has its state among Files, one Parquet file
+// per table.
 type Manifest struct {
-	Run   RunInfo `json:"run"`
-	Files []File  `json:"files"`
+	Layout int     `json:"layout,omitempty"`
+	Run    RunInfo `json:"run"`
+	Files  []File  `json:"files"`
+	State  []File  `json:"state,omitempty"`
 }
+
+// ArchiveLayout is the layout of the run folders Upload writes: 2 stores
+// the state as shared, content-addressed slices.
+const ArchiveLayout = 2
 
 // File returns the manifest entry of path.
 func (m Manifest) File(path string) (File, bool) {
@@ -46,10 +63,10 @@ func (m Manifest) File(path string) (File, bool) {
 	return File{}, false
 }
 
-// Size is the total size of the run's files, manifest excluded.
+// Size is the total size of the run's files and state slices, manifest excluded.
 func (m Manifest) Size() int64 {
 	var n int64
-	for _, f := range m.Files {
+	for _, f := range slices.Concat(m.Files, m.State) {
 		n += f.Size
 	}
 	return n
@@ -83,7 +100,7 @@ func Archive(ctx context.Context, store Store, run RunInfo, dir string, rows Row
 // run. A run publishes its database between the two, so an archived run is
 // always a published one. rows gives the data rows of the files it holds.
 func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows) (Manifest, error) {
-	m := Manifest{Run: run.normalised()}
+	m := Manifest{Layout: ArchiveLayout, Run: run.normalised()}
 	var rels []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -101,8 +118,12 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows
 	if err != nil {
 		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
+	known, err := rawSums(dir)
+	if err != nil {
+		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
+	}
 	// Hashing (and counting the rows of the files rows lacks) is CPU work: one file per core at a time.
-	m.Files = make([]File, len(rels))
+	described := make([]File, len(rels))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, rel := range rels {
@@ -110,21 +131,31 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			f, err := describe(dir, rel)
-			if err != nil {
-				return err
+			f, ok := known[rel]
+			if !ok || !sameSize(dir, rel, f.Size) {
+				var err error
+				if f, err = describe(dir, rel); err != nil {
+					return err
+				}
 			}
 			if n, ok := rows[rel]; ok {
 				f.Rows = n
 			} else if f.Rows, err = countRows(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
 				return fmt.Errorf("count rows of %s: %w", rel, err)
 			}
-			m.Files[i] = f
+			described[i] = f
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
+	}
+	for _, f := range described {
+		if stateSlice.MatchString(f.Path) {
+			m.State = append(m.State, f)
+		} else {
+			m.Files = append(m.Files, f)
+		}
 	}
 	b, err := m.encode()
 	if err != nil {
@@ -141,6 +172,18 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows
 	for _, f := range m.Files {
 		g.Go(func() error {
 			return putFile(gctx, store, prefix+f.Path, filepath.Join(dir, filepath.FromSlash(f.Path)), f)
+		})
+	}
+	// A state slice another run already stored is not sent again (Has:
+	// a HEAD request on S3); two slices with the same bytes are sent once.
+	sent := map[string]bool{}
+	for _, f := range m.State {
+		if sent[f.SHA256] {
+			continue
+		}
+		sent[f.SHA256] = true
+		g.Go(func() error {
+			return putFile(gctx, store, ObjectKey(f.SHA256), filepath.Join(dir, filepath.FromSlash(f.Path)), f)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -282,6 +325,15 @@ func Fetch(ctx context.Context, store Store, runPrefix string, m Manifest, dir s
 		}
 		g.Go(func() error { return fetchFile(gctx, store, runPrefix+f.Path, dir, f) })
 	}
+	for _, f := range m.State {
+		if !hasAnyPrefix(f.Path, prefixes) {
+			continue
+		}
+		if !stateSlice.MatchString(f.Path) || len(f.SHA256) != 64 {
+			return fmt.Errorf("manifest state entry %q (sha256 %q) is not a state slice", f.Path, f.SHA256)
+		}
+		g.Go(func() error { return fetchFile(gctx, store, ObjectKey(f.SHA256), dir, f) })
+	}
 	return g.Wait()
 }
 
@@ -323,6 +375,34 @@ func fetchFile(ctx context.Context, store Store, key, dir string, f File) error 
 		return fmt.Errorf("%s: %d bytes with sha256 %s, manifest says %d bytes, %s: %w", f.Path, n, got, f.Size, f.SHA256, ErrMismatch)
 	}
 	return nil
+}
+
+// rawSums are the size and sha256 extraction recorded for each raw file of
+// the run folder dir (inputs/index.json), by path in the folder: Upload
+// takes them instead of hashing the files again when the size still
+// matches. None when the folder has no index.
+func rawSums(dir string) (map[string]File, error) {
+	files, err := raw.ReadIndex(filepath.Join(dir, InputsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]File{}
+	for _, f := range files {
+		if f.Path != "" && len(f.SHA256) == 64 {
+			p := path.Join(InputsDir, f.Path)
+			out[p] = File{Path: p, Size: f.Size, SHA256: f.SHA256}
+		}
+	}
+	return out, nil
+}
+
+// sameSize reports whether the file rel of dir has size bytes.
+func sameSize(dir, rel string, size int64) bool {
+	st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
+	return err == nil && st.Size() == size
 }
 
 // SHA256 returns the hex sha256 of b.

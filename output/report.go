@@ -119,7 +119,7 @@ const runBreaksTable = `CREATE OR REPLACE TEMP TABLE run_breaks AS
 
 // changesQuery compares each break of the window before the run (the state
 // archived under inputs/state) with after it.
-const changesQuery = `WITH before AS (SELECT * FROM read_parquet($state)),
+const changesQuery = `WITH before AS (SELECT * FROM read_parquet({{state}})),
 	classified AS (
 		SELECT CASE
 				WHEN b.break_id IS NOT NULL AND b.status <> 'resolved' AND a.status = 'resolved' THEN 'resolved'
@@ -178,12 +178,15 @@ func writeReports(ctx context.Context, db *sql.DB, run RunInfo, dir string) (Sum
 		TO %s (FORMAT parquet, COMPRESSION zstd)`, sqlString(filepath.Join(dir, BreaksParquet)))); err != nil {
 		return s, fmt.Errorf("write %s: %w", BreaksParquet, err)
 	}
-	state := filepath.Join(dir, StateDir, "breaks.parquet")
+	state, err := stateList(dir, "breaks")
+	if err != nil {
+		return s, err
+	}
 	if err := beforeWorkflow(ctx, conn, dir); err != nil {
 		return s, err
 	}
-	if _, err := writeCSV(ctx, conn, filepath.Join(dir, ChangesCSV), amountColumns, changes,
-		append(args, sql.Named("state", state))...); err != nil {
+	if _, err := writeCSV(ctx, conn, filepath.Join(dir, ChangesCSV), amountColumns,
+		strings.Replace(changes, "{{state}}", state, 1), args...); err != nil {
 		return s, fmt.Errorf("write %s: %w", ChangesCSV, err)
 	}
 	s, err = summarise(ctx, conn, run)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -23,26 +24,48 @@ const (
 	RulesDir  = "inputs/rules"
 )
 
+// ObjectsDir is the archive's shared area of content-addressed objects: a
+// run's state slices, each stored once as objects/sha256/ab/<sha256>.parquet
+// and referenced from the manifests of every run whose state holds it.
+const ObjectsDir = "objects/sha256/"
+
+// ObjectKey is the archive key of the state slice with the hex sha256 sum.
+func ObjectKey(sum string) string {
+	return ObjectsDir + sum[:2] + "/" + sum + ".parquet"
+}
+
+// stateSlice is the local path of a state slice in a run folder:
+// inputs/state/<table>/<position>.parquet (the old layout, one file per
+// table, is inputs/state/<table>.parquet).
+var stateSlice = regexp.MustCompile(`^inputs/state/[a-z0-9_]+/[0-9]{6}\.parquet$`)
+
 // ledgerTables describe runs rather than data; they are not part of a run's state.
 var ledgerTables = map[string]bool{"runs": true, "run_stages": true, "schema_version": true}
 
-// SaveInputs writes, under runDir, every warehouse table (ledger excluded)
-// as inputs/state/<table>.parquet, and the rule files as inputs/rules/<file>.
-// Call it before the run loads anything.
+// sliceColumns are the columns a table's state is sliced by, first found
+// first: the run that loaded a row, the report generation it came from, the
+// day of a break. Rows no later run touches stay in the same slice with the
+// same bytes run after run, so the archive stores them once. A table with
+// none of them is one slice.
+var sliceColumns = []string{"run_id", "report_id", "event_date"}
+
+// SaveInputs writes, under runDir, the warehouse state (every table but the
+// ledger) in slices, inputs/state/<table>/<position>.parquet, and the rule
+// files as inputs/rules/<file>. Call it before the run loads anything.
+// A slice holds the rows of one value of the table's slice column in the
+// order the warehouse holds them; slices come in the order of that value
+// (run ids sort by time), which RestoreState keeps. An empty table is one
+// empty slice.
 func SaveInputs(ctx context.Context, db *sql.DB, runDir string, catalogue []rules.Rule) error {
-	for _, d := range []string{StateDir, RulesDir} {
-		if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(d)), 0o755); err != nil {
-			return err
-		}
+	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(RulesDir)), 0o755); err != nil {
+		return err
 	}
 	tables, err := stateTables(ctx, db)
 	if err != nil {
 		return err
 	}
 	for _, t := range tables {
-		p := filepath.Join(runDir, filepath.FromSlash(StateDir), t+".parquet")
-		if _, err := db.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * FROM main.%s) TO %s (FORMAT parquet, COMPRESSION zstd)`,
-			ident(t), sqlString(p))); err != nil {
+		if err := saveTable(ctx, db, t, filepath.Join(runDir, filepath.FromSlash(StateDir), t)); err != nil {
 			return fmt.Errorf("save the state of %s: %w", t, err)
 		}
 	}
@@ -54,28 +77,143 @@ func SaveInputs(ctx context.Context, db *sql.DB, runDir string, catalogue []rule
 	return nil
 }
 
-// RestoreState loads the tables saved by SaveInputs under runDir into db,
-// whose schema must already be migrated.
-func RestoreState(ctx context.Context, db *sql.DB, runDir string) error {
-	files, err := filepath.Glob(filepath.Join(runDir, filepath.FromSlash(StateDir), "*.parquet"))
+// saveTable writes the slices of table t into dir.
+func saveTable(ctx context.Context, db *sql.DB, t, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	col, err := sliceColumn(ctx, db, t)
 	if err != nil {
 		return err
+	}
+	copyTo := func(i int, where string, args ...any) error {
+		p := filepath.Join(dir, fmt.Sprintf("%06d.parquet", i))
+		_, err := db.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * FROM main.%s%s) TO %s (FORMAT parquet, COMPRESSION zstd)`,
+			ident(t), where, sqlString(p)), args...)
+		return err
+	}
+	var values []sql.NullString
+	if col != "" {
+		rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT DISTINCT CAST(%[1]s AS VARCHAR) AS v FROM main.%[2]s ORDER BY v NULLS FIRST`,
+			ident(col), ident(t)))
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var v sql.NullString
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return err
+			}
+			values = append(values, v)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	if len(values) == 0 {
+		return copyTo(0, "")
+	}
+	for i, v := range values {
+		var err error
+		if v.Valid {
+			err = copyTo(i, fmt.Sprintf(` WHERE CAST(%s AS VARCHAR) = $1`, ident(col)), v.String)
+		} else {
+			err = copyTo(i, fmt.Sprintf(` WHERE %s IS NULL`, ident(col)))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sliceColumn is the first of sliceColumns that table t has, "" if none.
+func sliceColumn(ctx context.Context, db *sql.DB, t string) (string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT column_name FROM duckdb_columns()
+		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`, t)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return "", err
+		}
+		cols = append(cols, c)
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	for _, c := range sliceColumns {
+		if slices.Contains(cols, c) {
+			return c, nil
+		}
+	}
+	return "", nil
+}
+
+// StateFiles are the Parquet files of table t's state in a run folder, in
+// the order to load them: its slices, or its one file in the layout of runs
+// archived before slices (inputs/state/<table>.parquet).
+func StateFiles(runDir, t string) ([]string, error) {
+	old := filepath.Join(runDir, filepath.FromSlash(StateDir), t+".parquet")
+	if _, err := os.Stat(old); err == nil {
+		return []string{old}, nil
+	}
+	files, err := filepath.Glob(filepath.Join(runDir, filepath.FromSlash(StateDir), t, "*.parquet"))
+	slices.Sort(files)
+	return files, err
+}
+
+// RestoreState loads the tables saved by SaveInputs under runDir into db,
+// whose schema must already be migrated: each table's slices in order, or
+// its one file of the old layout.
+func RestoreState(ctx context.Context, db *sql.DB, runDir string) error {
+	entries, err := os.ReadDir(filepath.Join(runDir, filepath.FromSlash(StateDir)))
+	if err != nil {
+		return fmt.Errorf("restore state: %w", err)
 	}
 	have, err := stateTables(ctx, db)
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		t := strings.TrimSuffix(filepath.Base(f), ".parquet")
+	for _, e := range entries {
+		t := strings.TrimSuffix(e.Name(), ".parquet")
 		if !slices.Contains(have, t) {
 			return fmt.Errorf("restore state: table %s is not in this version's schema", t)
 		}
-		if _, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO main.%s BY NAME SELECT * FROM read_parquet(%s)`,
-			ident(t), sqlString(f))); err != nil {
-			return fmt.Errorf("restore the state of %s: %w", t, err)
+		files, err := StateFiles(runDir, t)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if _, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO main.%s BY NAME SELECT * FROM read_parquet(%s)`,
+				ident(t), sqlString(f))); err != nil {
+				return fmt.Errorf("restore the state of %s: %w", t, err)
+			}
 		}
 	}
 	return nil
+}
+
+// stateList is the SQL list of the Parquet files of table t's state in runDir.
+func stateList(runDir, t string) (string, error) {
+	files, err := StateFiles(runDir, t)
+	if err != nil {
+		return "", err
+	}
+	if len(files) == 0 {
+		return "", fmt.Errorf("no state of %s in %s", t, runDir)
+	}
+	q := make([]string, len(files))
+	for i, f := range files {
+		q[i] = sqlString(f)
+	}
+	return "[" + strings.Join(q, ", ") + "]", nil
 }
 
 func stateTables(ctx context.Context, db *sql.DB) ([]string, error) {

@@ -3,11 +3,7 @@ package output
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 )
 
 // openWorkflow is true for a row of run_breaks that finance has not closed
@@ -50,12 +46,15 @@ func handled(ctx context.Context, conn *sql.Conn) ([]Handled, error) {
 // a run archived before break_events existed).
 func beforeWorkflow(ctx context.Context, conn *sql.Conn, dir string) error {
 	q := `CREATE OR REPLACE TEMP TABLE before_workflow (break_id VARCHAR, workflow_status VARCHAR)`
-	state := filepath.Join(dir, StateDir, "break_events.parquet")
-	if _, err := os.Stat(state); err == nil {
-		q = fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE before_workflow AS SELECT break_id, workflow_status
-			FROM read_parquet(%s) QUALIFY row_number() OVER (PARTITION BY break_id ORDER BY seq DESC) = 1`, sqlString(state))
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if files, err := StateFiles(dir, "break_events"); err != nil {
 		return err
+	} else if len(files) > 0 {
+		state, err := stateList(dir, "break_events")
+		if err != nil {
+			return err
+		}
+		q = fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE before_workflow AS SELECT break_id, workflow_status
+			FROM read_parquet(%s) QUALIFY row_number() OVER (PARTITION BY break_id ORDER BY seq DESC) = 1`, state)
 	}
 	if _, err := conn.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("workflow before the run: %w", err)

@@ -193,7 +193,9 @@ func (r *runner) extract(ctx context.Context) ([]raw.File, error) {
 // its verdict.
 func (r *runner) reconcile(ctx context.Context, db *sql.DB, files []raw.File) (output.RunInfo, error) {
 	res := r.res
-	if err := output.SaveInputs(ctx, db, r.runDir, r.cfg.catalogue); err != nil {
+	if err := r.timed("state", func() (int64, error) {
+		return 0, output.SaveInputs(ctx, db, r.runDir, r.cfg.catalogue)
+	}); err != nil {
 		return output.RunInfo{}, err
 	}
 	// Workflow actions journalled since the last run, applied before the

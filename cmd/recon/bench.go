@@ -19,6 +19,7 @@ import (
 func (a *app) benchCmd() *cobra.Command {
 	var sizes, dir, jsonOut, phase, csvPath, db, day, asOf, accounts string
 	var keep bool
+	var historyRuns, historyPayments int
 	cmd := &cobra.Command{
 		Use:    "bench",
 		Short:  "Measure ingest, rules and end to end against DuckDB's native read_csv (make bench)",
@@ -64,8 +65,8 @@ func (a *app) benchCmd() *cobra.Command {
 				defer os.RemoveAll(dir)
 			}
 			rep, err := bench.Run(ctx, bench.Config{Sizes: ns, Dir: dir, Recon: self,
-				Keep: keep, Log: a.stderr})
-			if rep != nil && len(rep.Sizes) > 0 {
+				Keep: keep, Log: a.stderr, HistoryRuns: historyRuns, HistoryPayments: historyPayments})
+			if rep != nil && (len(rep.Sizes) > 0 || rep.History != nil) {
 				fmt.Fprintln(a.stdout)
 				if werr := rep.WriteTable(a.stdout); werr != nil && err == nil {
 					err = werr
@@ -80,11 +81,13 @@ func (a *app) benchCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&sizes, "sizes", "100000,1000000", "payments in the generated day, one measurement each")
+	f.StringVar(&sizes, "sizes", "100000,1000000", "payments in the generated day, one measurement each (\"\": none)")
+	f.IntVar(&historyRuns, "history-runs", 30, "consecutive nightly runs of the history phase (0: none)")
+	f.IntVar(&historyPayments, "history-payments", 10000, "payments a day in the history phase")
 	f.StringVar(&dir, "dir", "", "scratch folder (default: a temporary one)")
 	f.BoolVar(&keep, "keep", false, "keep the data and databases of each size in --dir")
 	f.StringVar(&jsonOut, "json", "", "also write the results as JSON to this file")
-	f.StringVar(&phase, "phase", "", "run one phase in this process: native, ingest or rules (used by bench itself)")
+	f.StringVar(&phase, "phase", "", "run one phase in this process: native, native-auto, ingest or rules (used by bench itself)")
 	f.StringVar(&csvPath, "csv", "", "--phase native: the CSV file; ingest: its path under --dir")
 	f.StringVar(&db, "db", "", "--phase: the database")
 	f.StringVar(&day, "from", "", "--phase: the day (YYYY-MM-DD)")

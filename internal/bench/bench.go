@@ -33,6 +33,9 @@ type Config struct {
 	Recon string    // the recon binary: every measured phase is a child process of its own
 	Keep  bool      // keep each size's folder
 	Log   io.Writer // progress lines
+	// History: HistoryRuns consecutive nightly windows of HistoryPayments
+	// payments a day (history.go); no history phase when HistoryRuns is 0.
+	HistoryRuns, HistoryPayments int
 }
 
 // Report is what Run measured, on which machine.
@@ -41,6 +44,7 @@ type Report struct {
 	Started time.Time `json:"started"`
 	Seconds float64   `json:"seconds"`
 	Sizes   []Size    `json:"sizes"`
+	History *History  `json:"history,omitempty"`
 }
 
 // Machine describes where a benchmark ran.
@@ -69,12 +73,16 @@ type Phase struct {
 	CPUSeconds float64 `json:"cpu_seconds"`
 	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
 	Ratio      float64 `json:"ratio_to_native,omitempty"` // native seconds / these seconds: above 1 is faster than read_csv
+	// RatioAuto is native-auto seconds / these seconds: against plain
+	// read_csv with auto-detected types, the fastest DuckDB reads the file.
+	RatioAuto float64 `json:"ratio_to_native_auto,omitempty"`
 }
 
 // Phase names.
 const (
 	phaseGenerate = "sandbox: RECON CSV"
 	phaseNative   = "native read_csv"
+	phaseAuto     = "native read_csv (auto)"
 	phaseIngest   = "recon ingest"
 	phaseRules    = "rules (catalogue)"
 	phaseRun      = "recon run (end to end)"
@@ -102,6 +110,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return rep, fmt.Errorf("bench %d payments: %w", n, err)
 		}
 		rep.Sizes = append(rep.Sizes, s)
+	}
+	if cfg.HistoryRuns > 0 {
+		h, err := runHistory(ctx, cfg)
+		rep.History = h
+		if err != nil {
+			return rep, fmt.Errorf("bench history: %w", err)
+		}
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
@@ -152,6 +167,12 @@ func runSize(ctx context.Context, cfg Config, n int) (Size, error) {
 	}
 	native.Bytes = gen.Bytes
 	logf("%s: %.1f s", native.Name, native.Seconds)
+	auto, err := child(ctx, cfg, phaseAuto, nil, "--phase", "native-auto", "--csv", csvPath, "--db", filepath.Join(root, "auto.duckdb"))
+	if err != nil {
+		return out, err
+	}
+	auto.Bytes = gen.Bytes
+	logf("%s: %.1f s", auto.Name, auto.Seconds)
 	ingest, err := child(ctx, cfg, phaseIngest, nil, "--phase", "ingest", "--dir", filepath.Join(root, "raw"), "--csv", rel,
 		"--from", day.Format(raw.DateLayout), "--db", filepath.Join(root, "ingest.duckdb"))
 	if err != nil {
@@ -160,10 +181,11 @@ func runSize(ctx context.Context, cfg Config, n int) (Size, error) {
 	ingest.Bytes = gen.Bytes
 	if ingest.Seconds > 0 {
 		ingest.Ratio = native.Seconds / ingest.Seconds
+		ingest.RatioAuto = auto.Seconds / ingest.Seconds
 	}
-	logf("%s: %.1f s, ratio to native %.2f", ingest.Name, ingest.Seconds, ingest.Ratio)
-	out.Phases = append(out.Phases, native, ingest)
-	for _, f := range []string{"native.duckdb", "ingest.duckdb"} {
+	logf("%s: %.1f s, ratio to native %.2f, to native auto %.2f", ingest.Name, ingest.Seconds, ingest.Ratio, ingest.RatioAuto)
+	out.Phases = append(out.Phases, native, auto, ingest)
+	for _, f := range []string{"native.duckdb", "auto.duckdb", "ingest.duckdb"} {
 		os.Remove(filepath.Join(root, f))
 	}
 
@@ -231,14 +253,7 @@ func writeCSV(sb *sandbox.Sandbox, w raw.Window, path string) (Phase, error) {
 // as a child process. It returns the run and then its stages, with the CPU
 // and RSS sampled from /proc during each.
 func runEndToEnd(ctx context.Context, cfg Config, srv *sandbox.Served, w raw.Window, root string) ([]Phase, error) {
-	env := append(os.Environ(),
-		"RECON_DB="+filepath.Join(root, "recon.duckdb"),
-		"RECON_ARCHIVE_URL="+filepath.Join(root, "archive"),
-		"RECON_WORK_DIR="+filepath.Join(root, "work"),
-		"RECON_LOG_FORMAT=json", "RECON_CONFIG=")
-	for _, kv := range srv.Env() {
-		env = append(env, kv[0]+"="+kv[1])
-	}
+	env := runEnv(srv, root)
 	logFile, err := os.Create(filepath.Join(root, "run.log"))
 	if err != nil {
 		return nil, err
@@ -279,6 +294,20 @@ func runEndToEnd(ctx context.Context, cfg Config, srv *sandbox.Served, w raw.Win
 	}
 	out = append(out, Phase{Name: phaseSandbox, Seconds: took.Seconds(), CPUSeconds: sandboxCPU})
 	return out, nil
+}
+
+// runEnv is the environment of `recon run` against srv, its database,
+// archive and work folder under root.
+func runEnv(srv *sandbox.Served, root string) []string {
+	env := append(os.Environ(),
+		"RECON_DB="+filepath.Join(root, "recon.duckdb"),
+		"RECON_ARCHIVE_URL="+filepath.Join(root, "archive"),
+		"RECON_WORK_DIR="+filepath.Join(root, "work"),
+		"RECON_LOG_FORMAT=json", "RECON_CONFIG=")
+	for _, kv := range srv.Env() {
+		env = append(env, kv[0]+"="+kv[1])
+	}
+	return env
 }
 
 // stage is one row of run_stages.

@@ -31,6 +31,7 @@ func TestPhases(t *testing.T) {
 	}
 	for _, a := range []PhaseArgs{
 		{Phase: "native", CSV: filepath.Join(dir, "raw", filepath.FromSlash(rel)), DB: filepath.Join(dir, "native.duckdb"), Day: day},
+		{Phase: "native-auto", CSV: filepath.Join(dir, "raw", filepath.FromSlash(rel)), DB: filepath.Join(dir, "auto.duckdb"), Day: day},
 		{Phase: "ingest", CSV: rel, Dir: filepath.Join(dir, "raw"), DB: filepath.Join(dir, "ingest.duckdb"), Day: day},
 	} {
 		out, err := RunPhase(t.Context(), a)

@@ -14,10 +14,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %.0f GiB, %s, %s, DuckDB %s\n", m.CPUs, m.Model, m.MemoryGiB, m.OS, m.Go, m.DuckDB)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	for _, s := range r.Sizes {
-		fmt.Fprintf(tw, "\n%d payments\tphase\trows\tMB\tseconds\trows/s\tMB/s\tratio\tCPU s\tpeak RSS MiB\t\n", s.Payments)
+		fmt.Fprintf(tw, "\n%d payments\tphase\trows\tMB\tseconds\trows/s\tMB/s\tratio\tratio auto\tCPU s\tpeak RSS MiB\t\n", s.Payments)
 		for _, p := range s.Phases {
-			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", p.Name, count(p.Rows), megabytes(p.Bytes), p.Seconds,
-				rate(float64(p.Rows), p.Seconds), rate(mb(p.Bytes), p.Seconds), opt(p.Ratio, "%.2f"),
+			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Name, count(p.Rows), megabytes(p.Bytes), p.Seconds,
+				rate(float64(p.Rows), p.Seconds), rate(mb(p.Bytes), p.Seconds), opt(p.Ratio, "%.2f"), opt(p.RatioAuto, "%.2f"),
 				opt(p.CPUSeconds, "%.1f"), opt(p.PeakRSSMiB, "%.0f"))
 		}
 	}
@@ -31,6 +31,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}
 			fmt.Fprintf(tw, "\t%s\t%.1f\t%s\t\n", p.Name, q.Seconds/p.Seconds, ratioOpt(q.PeakRSSMiB, p.PeakRSSMiB))
 		}
+	}
+	if h := r.History; h != nil && len(h.Runs) > 0 {
+		fmt.Fprintf(tw, "\nhistory: %d payments/day, re-check %d days\tnight\twindow\tseconds\tCPU s\tpeak RSS MiB\tarchive files\tarchive MB\tarchive s\t\n",
+			h.PaymentsPerDay, h.RecheckDays)
+		for _, x := range h.Runs {
+			fmt.Fprintf(tw, "\t%d\t%s..%s\t%.2f\t%.1f\t%s\t%d\t%.3f\t%.2f\t\n", x.Night, x.From, x.To, x.Seconds, x.CPUSeconds,
+				opt(x.PeakRSSMiB, "%.0f"), x.ArchiveFiles, mb(x.ArchiveBytes), x.ArchiveSeconds)
+		}
+		fmt.Fprintf(tw, "\tlast / first\t\t%.2f\t\t\t\t%.2f\t%.2f\t\n", h.SecondsRatio, h.BytesRatio, h.ArchiveSecondsRatio)
 	}
 	fmt.Fprintf(tw, "\ntotal\t%.0f s\t\n", r.Seconds)
 	return tw.Flush()
