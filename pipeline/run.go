@@ -219,6 +219,8 @@ func (r *runner) reconcile(ctx context.Context, db *sql.DB, files []raw.File) (o
 	}
 	res.Quarantined, res.Changes = loaded.Quarantined(), loaded.Changes()
 	r.rows = inputRows(loaded)
+	files, skipped := unreadable(files, loaded.Unreadable)
+	res.Reasons = append(res.Reasons, skipped...)
 
 	info := runInfo(r.cfg, res)
 	if err := r.timed("rules", func() (int64, error) {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -46,6 +47,36 @@ func loadStage(ctx context.Context, db *sql.DB, rawDir, runID string, files []ra
 		_, err = db.ExecContext(ctx, "CHECKPOINT")
 	}
 	return st, err
+}
+
+// unreadable turns the slices the load skipped, a file of theirs unreadable,
+// into what a FAILED source gives: files with theirs marked FAILED, so gaps
+// holds the rules that read their tables over their windows, and a reason
+// naming the file. The rows those slices loaded in earlier runs stay.
+func unreadable(files []raw.File, skipped []transform.Unreadable) ([]raw.File, []string) {
+	if len(skipped) == 0 {
+		return files, nil
+	}
+	failed := map[string]bool{}
+	var reasons []string
+	for _, u := range skipped {
+		for _, f := range u.Slice {
+			failed[f.Path] = true
+		}
+		what := u.Slice[0].Source
+		if i := slices.IndexFunc(u.Slice, func(f raw.File) bool { return f.Path == u.File }); i >= 0 {
+			what = u.Slice[i].Source + " " + u.Slice[i].Window.String()
+		}
+		reasons = append(reasons, fmt.Sprintf("raw file %s (%s) cannot be read: %s; its rows from earlier runs stay",
+			u.File, what, u.Reason))
+	}
+	out := slices.Clone(files)
+	for i := range out {
+		if failed[out[i].Path] && out[i].Path != "" {
+			out[i].Status = raw.StatusFailed
+		}
+	}
+	return out, reasons
 }
 
 // rulesStage applies the catalogue to db for the run info describes, the

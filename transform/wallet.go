@@ -135,7 +135,7 @@ func (l *Loader) loadWallet(ctx context.Context, conn *sql.Conn, files []raw.Fil
 					return err
 				}
 				if err := fn(b, f, body); err != nil {
-					return fmt.Errorf("%s: %w", f.Path, err)
+					return fmt.Errorf("%s: %w", f.Path, unreadable(f.Path, err))
 				}
 			}
 			return nil
