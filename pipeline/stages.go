@@ -123,7 +123,7 @@ func extractClient(cfg Config, now func() time.Time) (*extract.Client, error) {
 // it is not configured, which holds its rules without making the run incomplete.
 func extractRequest(cfg Config, w raw.Window, started time.Time) extract.Request {
 	sw := StatementWindow(w, started)
-	return extract.Request{Reports: w, Statements: sw, Accounts: cfg.Accounts, Format: cfg.Format,
+	return extract.Request{Reports: w, Statements: sw, StatementTail: StatementTail(sw, started), Accounts: cfg.Accounts, Format: cfg.Format,
 		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw, Wallet: w,
 		Notifications: extract.Notifications{Spool: cfg.WebhookSpool}}
 }
