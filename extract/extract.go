@@ -206,13 +206,18 @@ func CheckBaseURL(s string, insecure bool) error {
 // Request says what Extract pulls. A zero Liquidations or Server window
 // leaves those sources out.
 type Request struct {
-	Reports     raw.Window // report window: created in chunks of at most MaxReportDays, or collected
-	Statements  raw.Window // statement window (the pipeline extends it past Reports)
-	Accounts    []string   // account@address list whose statements are pulled
-	ReportTypes []string   // default ReportTypes
-	Format      string     // FormatCSV (default) or FormatJSON
-	Mode        string     // ModeCreate (default) or ModeCollect
-	Cleanup     bool       // create mode: delete each report this run created once it is downloaded or EMPTY
+	Reports    raw.Window // report window: created in chunks of at most MaxReportDays, or collected
+	Statements raw.Window // statement window (the pipeline extends it past Reports)
+	// StatementTail is a second statement window per account: the day of
+	// the balances snapshot when Statements ends before it, so the snapshot
+	// and the ledger describe the same instant (balance_snapshot_mismatch).
+	// Zero: none.
+	StatementTail raw.Window
+	Accounts      []string // account@address list whose statements are pulled
+	ReportTypes   []string // default ReportTypes
+	Format        string   // FormatCSV (default) or FormatJSON
+	Mode          string   // ModeCreate (default) or ModeCollect
+	Cleanup       bool     // create mode: delete each report this run created once it is downloaded or EMPTY
 
 	Liquidations raw.Window // liquidations created in this window, each with its trades (needs LiquidationURL)
 	Server       raw.Window // server API payments executed and transfers created in this window, balances and fees
@@ -355,6 +360,9 @@ func (r Request) normalise() (Request, error) {
 	}
 	if len(r.Accounts) > 0 && (r.Statements.From.IsZero() || r.Statements.To.Before(r.Statements.From)) {
 		errs = append(errs, fmt.Errorf("bad statement window %s", r.Statements))
+	}
+	if t := r.StatementTail; !t.IsZero() && (t.To.Before(t.From) || !t.From.After(r.Statements.To)) {
+		errs = append(errs, fmt.Errorf("bad statement tail %s: want days after the statement window %s", t, r.Statements))
 	}
 	if r.Liquidations.To.Before(r.Liquidations.From) {
 		errs = append(errs, fmt.Errorf("bad liquidation window %s", r.Liquidations))

@@ -79,18 +79,25 @@ func (c *Client) reportJobs(req Request, dir string) []job {
 	return jobs
 }
 
-// statementJobs: the statement of each account.
+// statementJobs: the statement of each account, and its tail up to the
+// balances snapshot when the request has one.
 func (c *Client) statementJobs(req Request, dir string) []job {
+	windows := []raw.Window{req.Statements}
+	if !req.StatementTail.IsZero() {
+		windows = append(windows, req.StatementTail)
+	}
 	var jobs []job
 	for _, acct := range req.Accounts {
-		jobs = append(jobs, job{
-			call: Call{What: "statement", Window: req.Statements, Account: acct,
-				Request: "GET " + c.statementURL(acct, req.Statements, 0, MaxStatementPage), Then: "the next pages up to the last"},
-			run: func(ctx context.Context) (outcome, error) {
-				files, err := c.extractStatement(ctx, acct, req.Statements, dir)
-				return outcome{files: files}, err
-			},
-		})
+		for _, w := range windows {
+			jobs = append(jobs, job{
+				call: Call{What: "statement", Window: w, Account: acct,
+					Request: "GET " + c.statementURL(acct, w, 0, MaxStatementPage), Then: "the next pages up to the last"},
+				run: func(ctx context.Context) (outcome, error) {
+					files, err := c.extractStatement(ctx, acct, w, dir)
+					return outcome{files: files}, err
+				},
+			})
+		}
 	}
 	return jobs
 }

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"recon/extract/raw"
 	"recon/output"
 	"recon/pipeline"
+	"recon/rules"
+	reconsql "recon/sql"
 )
 
 // TestRunOnArchivedInputs is recon load's path: the raw files an archived
@@ -198,21 +201,81 @@ func TestUnknownStateLoadsWithoutFalseBreaks(t *testing.T) {
 
 // TestUnreadableFileIsNotComplete: a quarantined row is a break and the run
 // stays complete, but a report that cannot be read at all (no header the
-// table knows) stops the run before anything is published: never complete.
+// table knows) is a source that failed: after a complete run over the same
+// day, a run whose RECON file is garbage is published as incomplete (exit 3)
+// with a reason naming the file, its slice keeps the rows of the first run,
+// and every rule that reads recon_transactions is held for the day (its
+// breaks untouched) while the others run.
 func TestUnreadableFileIsNotComplete(t *testing.T) {
+	ops := sampleReport(t, raw.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s })
+	first, _, cfg := runInputs(t, writeInputs(t, ops, sampleReport(t, raw.SourceRecon, "recon.csv", func(s string) string { return s })))
+	if first.Verdict != output.Complete {
+		t.Fatalf("first run: verdict %s %q, want complete", first.Verdict, first.Reasons)
+	}
+	const reconRows = `SELECT count(*), coalesce(min(run_id), '') FROM recon_transactions t JOIN source_files f ON f.source_file = t.source_file`
+	rowsBefore, loadedBy := count(t, cfg.DB, reconRows)
+	if rowsBefore == 0 {
+		t.Fatal("the first run loaded no RECON row")
+	}
+	before := breakRows(t, cfg.DB)
+
 	bad := sampleReport(t, raw.SourceRecon, "recon.csv", func(string) string { return "\xff\xfe garbage\n1,2,3\n" })
-	dir := writeInputs(t, sampleReport(t, raw.SourcePaymentOps, "payment_ops.csv", func(s string) string { return s }), bad)
-	work := t.TempDir()
-	cfg := pipeline.Config{DB: filepath.Join(work, "recon.duckdb"), ArchiveURL: filepath.Join(work, "archive"),
-		WorkDir: filepath.Join(work, "work"), InputDir: dir, Format: raw.FormatCSV, Version: "test",
-		Accounts: []string{"acme_usd@rn.us.ny.acme"}, Now: func() time.Time { return now }}
+	cfg.InputDir = writeInputs(t, ops, bad)
+	cfg.Now = func() time.Time { return now.Add(24 * time.Hour) }
 	res, err := pipeline.Run(t.Context(), cfg, mustWindow(t, 0, 0))
-	if err == nil && res.Verdict == output.Complete {
-		t.Fatalf("run on an unreadable report: complete, want an error or incomplete")
+	if err != nil {
+		t.Fatalf("run on an unreadable report: %v, want it published as incomplete", err)
 	}
-	if _, err := os.Stat(cfg.DB); !os.IsNotExist(err) {
-		t.Errorf("a database was published after the failed run: stat err %v", err)
+	if res.Verdict != output.Incomplete || !slices.ContainsFunc(res.Reasons, func(r string) bool {
+		return strings.HasPrefix(r, "raw file reports/recon.csv (recon 2026-10-01..2026-10-01) cannot be read: ")
+	}) {
+		t.Errorf("verdict %s %q, want incomplete with a reason naming reports/recon.csv", res.Verdict, res.Reasons)
 	}
+	if n, verdict := count(t, cfg.DB, `SELECT count(*), max(verdict) FROM runs WHERE run_id = '`+res.RunID+`'`); n != 1 || verdict != output.Incomplete {
+		t.Errorf("published run ledger: %d rows of %s, verdict %q; want it published as incomplete", n, res.RunID, verdict)
+	}
+	if n, by := count(t, cfg.DB, reconRows); n != rowsBefore || by != loadedBy {
+		t.Errorf("recon_transactions: %d rows loaded by %s, want the first run's %d by %s", n, by, rowsBefore, loadedBy)
+	}
+
+	catalogue, err := rules.Load(rules.Builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]bool{}
+	for _, r := range catalogue {
+		held[r.ID] = slices.Contains(r.Reads, "recon_transactions")
+		found := slices.ContainsFunc(res.Reasons, func(s string) bool {
+			return strings.HasPrefix(s, "rule "+r.ID+" held for ") && strings.HasSuffix(s, ": recon_transactions is incomplete")
+		})
+		if found != held[r.ID] {
+			t.Errorf("rule %s: held %v, want %v (reasons %q)", r.ID, found, held[r.ID], res.Reasons)
+		}
+	}
+	if !held["ops_missing_in_recon"] || held["statement_balance_chain_break"] {
+		t.Fatalf("held rules %v", held)
+	}
+	for id, b := range breakRows(t, cfg.DB) {
+		if was, ok := before[id]; held[b.Rule] && (!ok || b != was) {
+			t.Errorf("held rule %s: break %s went from %+v to %+v", b.Rule, id, was, b)
+		}
+	}
+}
+
+// count runs a query of one row of a count and a text on the database at dbPath.
+func count(t *testing.T, dbPath, query string) (int64, string) {
+	t.Helper()
+	db, err := reconsql.OpenDB(dbPath, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	var s sql.NullString
+	if err := db.QueryRow(query).Scan(&n, &s); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n, s.String
 }
 
 // TestQuarantinedRowIsABreak: a RECON row with a byte that is not UTF-8 is

@@ -86,9 +86,11 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 		return r, fmt.Errorf("replay %s: %w", runID, err)
 	}
 	// Run's stages, on the run's inputs and metadata.
-	if _, err := loadStage(ctx, db, rawDir, m.Run.ID, files, log); err != nil {
+	loaded, err := loadStage(ctx, db, rawDir, m.Run.ID, files, log)
+	if err != nil {
 		return r, fmt.Errorf("replay %s: load: %w", runID, err)
 	}
+	files, _ = unreadable(files, loaded.Unreadable) // the run's gaps; its reasons are in the manifest
 	if _, err := rulesStage(ctx, db, catalogue, m.Run, files); err != nil {
 		return r, fmt.Errorf("replay %s: rules: %w", runID, err)
 	}

@@ -54,6 +54,20 @@ func StatementWindow(w raw.Window, now time.Time) raw.Window {
 	return s
 }
 
+// StatementTail is the statement pulled beside the statement window sw of a
+// run started at now: the day of now, when sw ends before it, so the balances
+// snapshot (taken at now) and the ledger describe the same instant for
+// balance_snapshot_mismatch (the statement's opening_balance is the ledger
+// at that day's start, its entries bring it to the snapshot). Zero when sw
+// reaches today, as a nightly run's does.
+func StatementTail(sw raw.Window, now time.Time) raw.Window {
+	today, _ := raw.NewWindow(now, now)
+	if !sw.To.Before(today.From) {
+		return raw.Window{}
+	}
+	return today
+}
+
 // Run reconciles the window: extract, load, rules, report, archive, and
 // finally publish the DuckDB file. Any error leaves the published file and
 // the archive as they were. It holds the writer lock of cfg.DB throughout
@@ -221,6 +235,8 @@ func (r *runner) reconcile(ctx context.Context, db *sql.DB, files []raw.File) (o
 	}
 	res.Quarantined, res.Changes = loaded.Quarantined(), loaded.Changes()
 	r.rows = inputRows(loaded)
+	files, skipped := unreadable(files, loaded.Unreadable)
+	res.Reasons = append(res.Reasons, skipped...)
 
 	info := runInfo(r.cfg, res)
 	if err := r.timed("rules", func() (int64, error) {

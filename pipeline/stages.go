@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -46,6 +47,36 @@ func loadStage(ctx context.Context, db *sql.DB, rawDir, runID string, files []ra
 		_, err = db.ExecContext(ctx, "CHECKPOINT")
 	}
 	return st, err
+}
+
+// unreadable turns the slices the load skipped, a file of theirs unreadable,
+// into what a FAILED source gives: files with theirs marked FAILED, so gaps
+// holds the rules that read their tables over their windows, and a reason
+// naming the file. The rows those slices loaded in earlier runs stay.
+func unreadable(files []raw.File, skipped []transform.Unreadable) ([]raw.File, []string) {
+	if len(skipped) == 0 {
+		return files, nil
+	}
+	failed := map[string]bool{}
+	var reasons []string
+	for _, u := range skipped {
+		for _, f := range u.Slice {
+			failed[f.Path] = true
+		}
+		what := u.Slice[0].Source
+		if i := slices.IndexFunc(u.Slice, func(f raw.File) bool { return f.Path == u.File }); i >= 0 {
+			what = u.Slice[i].Source + " " + u.Slice[i].Window.String()
+		}
+		reasons = append(reasons, fmt.Sprintf("raw file %s (%s) cannot be read: %s; its rows from earlier runs stay",
+			u.File, what, u.Reason))
+	}
+	out := slices.Clone(files)
+	for i := range out {
+		if failed[out[i].Path] && out[i].Path != "" {
+			out[i].Status = raw.StatusFailed
+		}
+	}
+	return out, reasons
 }
 
 // rulesStage applies the catalogue to db for the run info describes, the
@@ -92,7 +123,7 @@ func extractClient(cfg Config, now func() time.Time) (*extract.Client, error) {
 // it is not configured, which holds its rules without making the run incomplete.
 func extractRequest(cfg Config, w raw.Window, started time.Time) extract.Request {
 	sw := StatementWindow(w, started)
-	return extract.Request{Reports: w, Statements: sw, Accounts: cfg.Accounts, Format: cfg.Format,
+	return extract.Request{Reports: w, Statements: sw, StatementTail: StatementTail(sw, started), Accounts: cfg.Accounts, Format: cfg.Format,
 		Mode: cfg.ReportMode, Cleanup: cfg.Cleanup, Server: sw, Liquidations: sw, Wallet: w,
 		Notifications: extract.Notifications{Spool: cfg.WebhookSpool}}
 }

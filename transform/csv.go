@@ -28,16 +28,18 @@ func csvRows(path, file string) func(*builder) error {
 		r.ReuseRecord = true
 		header, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			return errors.New("no header line")
+			return unreadable(file, errors.New("no header line"))
 		}
-		if err != nil {
+		if pe := (*csv.ParseError)(nil); errors.As(err, &pe) {
+			return unreadable(file, fmt.Errorf("header: %w", err))
+		} else if err != nil {
 			return fmt.Errorf("header: %w", err)
 		}
 		header = append([]string(nil), header...)
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 		index, err := headerIndex(b.t, header)
 		if err != nil {
-			return err
+			return unreadable(file, err)
 		}
 		first := len(b.bad)
 		for {

@@ -16,33 +16,34 @@ import (
 )
 
 // jsonArray calls fn for every element of the JSON array that is the whole
-// of r, numbered from 1. A syntax error is fatal: nothing after it can be read.
-func jsonArray(r io.Reader, fn func(n int64, raw json.RawMessage) error) error {
+// of r (the file named file), numbered from 1. A syntax error makes the file
+// unreadable: nothing after it can be read.
+func jsonArray(r io.Reader, file string, fn func(n int64, raw json.RawMessage) error) error {
 	dec := gojson.NewDecoder(r) // the bulk path: goccy needs about 1.6x less CPU than encoding/json
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
-		return errors.New("empty file: want a JSON array")
+		return unreadable(file, errors.New("empty file: want a JSON array"))
 	}
 	if err != nil {
-		return err
+		return unreadable(file, err)
 	}
 	if d, ok := tok.(gojson.Delim); !ok || d != '[' {
-		return fmt.Errorf("want a JSON array, found %v", tok)
+		return unreadable(file, fmt.Errorf("want a JSON array, found %v", tok))
 	}
 	for n := int64(1); dec.More(); n++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return fmt.Errorf("element %d: %w", n, err)
+			return unreadable(file, fmt.Errorf("element %d: %w", n, err))
 		}
 		if err := fn(n, raw); err != nil {
 			return err
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("end of array: %w", err)
+		return unreadable(file, fmt.Errorf("end of array: %w", err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("data after the JSON array")
+		return unreadable(file, errors.New("data after the JSON array"))
 	}
 	return nil
 }
@@ -122,7 +123,7 @@ func jsonReportRows(path, file string) func(*builder) error {
 		if p, _ := r.Peek(len(bom)); bytes.Equal(p, bom) {
 			r.Discard(len(bom))
 		}
-		return jsonArray(r, func(n int64, raw json.RawMessage) error {
+		return jsonArray(r, file, func(n int64, raw json.RawMessage) error {
 			_, err := b.element(pos{file: file, n: n, path: fmt.Sprintf("$[%d]", n-1)}, raw, shape{}, nil)
 			return err
 		})

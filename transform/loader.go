@@ -3,6 +3,7 @@ package transform
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -48,8 +49,12 @@ func (f FileStats) Records() (int64, bool) {
 	return f.Rows + f.Quarantined, true
 }
 
-// Stats counts what a load gave, file by file.
-type Stats struct{ Files []FileStats }
+// Stats counts what a load gave, file by file, and the slices it skipped
+// because a file of theirs cannot be read.
+type Stats struct {
+	Files      []FileStats
+	Unreadable []Unreadable
+}
 
 // Rows returns the rows loaded from a source.
 func (s Stats) Rows(source string) int64 {
@@ -84,7 +89,9 @@ func (s Stats) Changes() int64 {
 // report; each statement (account and window, all its pages); each balances
 // snapshot; and all liquidations, payments, transfers and fees, replaced by
 // key. Every slice is replaced inside one transaction, so a load that fails
-// part way leaves each slice either as it was or wholly replaced. Last, the
+// part way leaves each slice either as it was or wholly replaced. A slice
+// with a file that cannot be read at all (ErrUnreadable) stays as it was and
+// is listed in Stats.Unreadable; the load goes on with the next. Last, the
 // values of open lists that the run's rows hold and recon does not know are
 // counted in unknown_values.
 func (l *Loader) Load(ctx context.Context, files []raw.File) (Stats, error) {
@@ -109,6 +116,12 @@ func (l *Loader) Load(ctx context.Context, files []raw.File) (Stats, error) {
 			fs, err = src.Load(l, ctx, conn, g)
 		} else {
 			err = fmt.Errorf("unknown source %q", first.Source)
+		}
+		if ue := (*UnreadableError)(nil); errors.As(err, &ue) {
+			l.log.Warn("raw file cannot be read: its slice keeps its previous rows", "source", first.Source,
+				"file", ue.File, "files", len(g), "err", ue.Reason)
+			st.Unreadable = append(st.Unreadable, Unreadable{File: ue.File, Reason: ue.Reason.Error(), Slice: g})
+			continue
 		}
 		if err != nil {
 			return st, fmt.Errorf("load %s: %w", first.Path, err)

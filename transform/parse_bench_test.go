@@ -75,7 +75,7 @@ func BenchmarkParse(b *testing.B) {
 			defer bl.release()
 			var n int64
 			for _, f := range fs {
-				content, err := readPage(l.path(f))
+				content, err := readPage(l.path(f), f.Path)
 				if err != nil {
 					return n, err
 				}

@@ -96,7 +96,7 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 	}()
 	for start := 0; start < len(files); start += paymentChunk {
 		for _, f := range files[start:min(start+paymentChunk, len(files))] {
-			content, err := readPage(l.path(f))
+			content, err := readPage(l.path(f), f.Path)
 			if err != nil {
 				return nil, fmt.Errorf("read payments pages: %s: %w", f.Path, err)
 			}

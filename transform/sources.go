@@ -105,13 +105,15 @@ func paymentRow(b *builder, at pos, raw json.RawMessage) error {
 	return err
 }
 
-// readPage returns the items of a server API page (raw.Content).
-func readPage(path string) ([]json.RawMessage, error) {
+// readPage returns the items of a server API page (raw.Content), the raw
+// file file at path.
+func readPage(path, file string) ([]json.RawMessage, error) {
 	body, err := readDoc(path)
 	if err != nil {
 		return nil, err
 	}
-	return raw.Content.Items(body)
+	items, err := raw.Content.Items(body)
+	return items, unreadable(file, err)
 }
 
 // loadKeyed loads all pages of a keyed source (payments, transfers, fees) in
@@ -123,7 +125,7 @@ func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files 
 	defer b.release()
 	err := stageRows(ctx, conn, "stage", b, func(b *builder) error {
 		for _, f := range files {
-			content, err := readPage(l.path(f))
+			content, err := readPage(l.path(f), f.Path)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.Path, err)
 			}
@@ -185,7 +187,7 @@ func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f raw.File) (
 	}
 	var doc balancesJSON
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, fmt.Errorf("balances %s: %w", f.Path, err)
+		return nil, fmt.Errorf("balances %s: %w", f.Path, unreadable(f.Path, err))
 	}
 	snapshot := f.FetchedAt.UTC().Format(time.RFC3339Nano)
 	b := newBuilder(&Balances, nil)
@@ -196,7 +198,7 @@ func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f raw.File) (
 		case strings.HasPrefix(d, "["):
 			var local []json.RawMessage
 			if err := json.Unmarshal(doc.LocalBalance, &local); err != nil {
-				return fmt.Errorf("local_balance: %w", err)
+				return unreadable(f.Path, fmt.Errorf("local_balance: %w", err))
 			}
 			for i, inst := range local {
 				if err := institutionRows(b, f.Path, fmt.Sprintf("$.local_balance[%d]", i), "local", snapshot, inst); err != nil {

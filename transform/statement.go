@@ -26,14 +26,14 @@ type statementPage struct {
 	} `json:"transactions"`
 }
 
-func readStatementPage(path string) (statementPage, error) {
+func readStatementPage(path, file string) (statementPage, error) {
 	var p statementPage
 	b, err := readDoc(path)
 	if err != nil {
 		return p, err
 	}
 	if err := decodeJSON(b, &p); err != nil {
-		return p, fmt.Errorf("not a statement page: %w", err)
+		return p, unreadable(file, fmt.Errorf("not a statement page: %w", err))
 	}
 	return p, nil
 }
@@ -43,21 +43,21 @@ func readStatementPage(path string) (statementPage, error) {
 // entries created in the window or brought again.
 func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []raw.File) ([]FileStats, error) {
 	first := pages[0]
-	head, err := readStatementPage(l.path(first))
+	head, err := readStatementPage(l.path(first), first.Path)
 	if err != nil {
 		return nil, fmt.Errorf("statement %s: %w", first.Path, err)
 	}
 	opening, err := amountArg(head.OpeningBalance)
 	if err != nil {
-		return nil, fmt.Errorf("statement %s opening_balance: %w", first.Path, err)
+		return nil, fmt.Errorf("statement %s opening_balance: %w", first.Path, unreadable(first.Path, err))
 	}
 	closing, err := amountArg(head.ClosingBalance)
 	if err != nil {
-		return nil, fmt.Errorf("statement %s closing_balance: %w", first.Path, err)
+		return nil, fmt.Errorf("statement %s closing_balance: %w", first.Path, unreadable(first.Path, err))
 	}
 	generated, err := timeArg(head.GeneratedAt)
 	if err != nil {
-		return nil, fmt.Errorf("statement %s generated_at: %w", first.Path, err)
+		return nil, fmt.Errorf("statement %s generated_at: %w", first.Path, unreadable(first.Path, err))
 	}
 	account := textValue(first.Account)
 	var total int64
@@ -67,7 +67,7 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []raw.
 		for _, p := range pages {
 			page := head
 			if p.Path != first.Path {
-				if page, err = readStatementPage(l.path(p)); err != nil {
+				if page, err = readStatementPage(l.path(p), p.Path); err != nil {
 					return fmt.Errorf("statement %s: %w", p.Path, err)
 				}
 			}

@@ -183,13 +183,14 @@ func (l *Loader) loadWallet(ctx context.Context, conn *sql.Conn, files []raw.Fil
 	return stats, tx.Commit()
 }
 
-// checkWalletID rejects a body whose wallet_id is not the wallet asked for.
-func checkWalletID(body []byte, wallet string) error {
+// checkWalletID rejects a body (of the raw file file) whose wallet_id is not
+// the wallet asked for; a body that is not JSON makes the file unreadable.
+func checkWalletID(body []byte, file, wallet string) error {
 	var doc struct {
 		WalletID *string `json:"wallet_id"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return fmt.Errorf("not a JSON object: %w", err)
+		return unreadable(file, fmt.Errorf("not a JSON object: %w", err))
 	}
 	if doc.WalletID != nil && *doc.WalletID != wallet {
 		return fmt.Errorf("the answer is for wallet %q, not %q", *doc.WalletID, wallet)
@@ -199,7 +200,7 @@ func checkWalletID(body []byte, wallet string) error {
 
 // walletRecordRow adds the wallet record.
 func walletRecordRow(b *builder, f raw.File, body []byte, fixed map[string]value) error {
-	if err := checkWalletID(body, fixed["wallet_id"].s); err != nil {
+	if err := checkWalletID(body, f.Path, fixed["wallet_id"].s); err != nil {
 		return err
 	}
 	_, err := b.element(pos{file: f.Path, n: 1, path: "$"}, body, shape{}, fixed)
@@ -209,7 +210,7 @@ func walletRecordRow(b *builder, f raw.File, body []byte, fixed map[string]value
 // walletBalanceRows adds one balances snapshot: a row per balance, or one
 // row without a symbol when it holds none.
 func walletBalanceRows(b *builder, f raw.File, body []byte, fixed map[string]value) error {
-	if err := checkWalletID(body, fixed["wallet_id"].s); err != nil {
+	if err := checkWalletID(body, f.Path, fixed["wallet_id"].s); err != nil {
 		return err
 	}
 	var doc struct {
@@ -217,7 +218,7 @@ func walletBalanceRows(b *builder, f raw.File, body []byte, fixed map[string]val
 		Balances []json.RawMessage `json:"balances"`
 	}
 	if err := decodeJSON(body, &doc); err != nil {
-		return fmt.Errorf("not a balances object: %s", jsonProblem(err))
+		return unreadable(f.Path, fmt.Errorf("not a balances object: %s", jsonProblem(err)))
 	}
 	snap := map[string]value{"as_of": doc.AsOf}
 	for k, v := range fixed {
@@ -247,7 +248,7 @@ func walletTxRows(b *builder, f raw.File, body []byte, fixed map[string]value) e
 		Content *[]json.RawMessage `json:"content"`
 	}
 	if err := decodeJSON(body, &page); err != nil || page.Content == nil {
-		return errors.New("not a page envelope with content")
+		return unreadable(f.Path, errors.New("not a page envelope with content"))
 	}
 	for i, raw := range *page.Content {
 		_, err := b.add(pos{file: f.Path, n: int64(i + 1), path: fmt.Sprintf("$.content[%d]", i)}, raw, func() error {
@@ -283,7 +284,7 @@ func walletTxRows(b *builder, f raw.File, body []byte, fixed map[string]value) e
 func walletLimitRows(limits, matchers *builder, f raw.File, body []byte, fixed map[string]value) error {
 	var list []json.RawMessage
 	if err := json.Unmarshal(body, &list); err != nil {
-		return errors.New("not a JSON array of limits")
+		return unreadable(f.Path, errors.New("not a JSON array of limits"))
 	}
 	for i, raw := range list {
 		at := pos{file: f.Path, n: int64(i + 1), path: fmt.Sprintf("$[%d]", i)}

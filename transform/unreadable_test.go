@@ -1,0 +1,92 @@
+package transform_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"recon/extract/raw"
+	"recon/transform"
+)
+
+// TestUnreadableFileKeepsItsSlice: a raw file that cannot be parsed at all
+// (a CSV header the table does not know, a JSON report or page cut short, a
+// statement page or balances snapshot that is not JSON) does not fail the
+// load: its slice keeps the rows an earlier load gave, Stats.Unreadable names
+// the file and its slice, and every other slice loads. A file missing from
+// the disk is not the file's fault: it still fails the load.
+func TestUnreadableFileKeepsItsSlice(t *testing.T) {
+	src := "../testdata/load/sources"
+	files, err := raw.ReadIndex(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := newDB(t)
+	load(t, db, src)
+	counts := func() map[string]int {
+		t.Helper()
+		out := map[string]int{}
+		for _, tb := range tables {
+			out[tb.name] = count(t, db, "SELECT count(*) FROM "+tb.name)
+		}
+		return out
+	}
+	before := counts()
+
+	// extract is the sources' folder with the file path's body replaced.
+	extract := func(path, format, body string) []rawFile {
+		var out []rawFile
+		for _, f := range files {
+			b := readTestdata(t, "sources/"+f.Path)
+			if f.Path == path {
+				b = []byte(body)
+				if format != "" {
+					f.Format = format
+				}
+			}
+			out = append(out, rawFile{f, b})
+		}
+		return out
+	}
+	page := string(readTestdata(t, "sources/statements/acme_usd@rn.us.ny.acme/2026-10-01_2026-10-01_p0001.json"))
+	for _, c := range []struct {
+		name, path, format, body string
+		slice                    int // files in the slice left as it was
+	}{
+		{"CSV report without a header the table knows", "reports/recon.csv", "", "\xff\xfe garbage\n1,2,3\n", 1},
+		{"JSON report cut short", "reports/recon.csv", raw.FormatJSON, `[{"network_payment_id": "x"}, {"network_`, 1},
+		{"payments page that is an HTML error", "payments/2026-10-01_2026-10-01_p0001.json", "", "<html>502 Bad Gateway</html>", 2},
+		{"statement page cut short", "statements/acme_usd@rn.us.ny.acme/2026-10-01_2026-10-01_p0001.json", "", page[:len(page)/2], 2},
+		{"balances snapshot that is not JSON", "balances/balances.json", "", "{", 1},
+		{"transfers page that is not a page", "transfers/p0000.json", "", `"content"`, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := writeExtract(t, extract(c.path, c.format, c.body)...)
+			st := load(t, db, dir)
+			if len(st.Unreadable) != 1 || st.Unreadable[0].File != c.path || len(st.Unreadable[0].Slice) != c.slice ||
+				st.Unreadable[0].Reason == "" {
+				t.Fatalf("unreadable %+v, want %s in a slice of %d", st.Unreadable, c.path, c.slice)
+			}
+			for _, f := range st.Files {
+				if f.File.Path == c.path {
+					t.Errorf("%s counted as loaded: %+v", c.path, f)
+				}
+			}
+			if diff := cmp.Diff(before, counts()); diff != "" {
+				t.Errorf("rows per table (-before +after):\n%s", diff)
+			}
+		})
+	}
+
+	dir := writeExtract(t, extract("", "", "")...)
+	if err := os.Remove(filepath.Join(dir, "reports/recon.csv")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = transform.NewLoader(db, dir, "r-test", nil).Load(t.Context(), files)
+	if err == nil || errors.Is(err, transform.ErrUnreadable) {
+		t.Errorf("load with a file missing from the disk: %v, want an error that is not ErrUnreadable", err)
+	}
+}
