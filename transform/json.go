@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -80,6 +81,9 @@ type shape struct {
 // setFields puts the fields of a JSON object into the current row; unknown
 // fields go to extra.
 func (b *builder) setFields(m map[string]json.RawMessage, sh shape) error {
+	// every field is set before an error is returned, so a rejected record
+	// still has its key whatever the map's order; errors are sorted for the same reason
+	var errs []string
 	for k, raw := range m {
 		if contains(sh.skip, k) {
 			continue
@@ -90,7 +94,8 @@ func (b *builder) setFields(m map[string]json.RawMessage, sh shape) error {
 		}
 		v, err := jsonValue(raw)
 		if err != nil {
-			return fmt.Errorf("field %s: %w", k, err)
+			errs = append(errs, fmt.Sprintf("field %s: %v", k, err))
+			continue
 		}
 		switch {
 		case ok && !v.set: // null is no value, like an empty CSV cell
@@ -98,12 +103,16 @@ func (b *builder) setFields(m map[string]json.RawMessage, sh shape) error {
 			// ripplenet_payment_id and network_payment_id, say; the values in
 			// order, as the fields come in the map's random order
 			x, y := clip(b.vals[i].s), clip(v.s)
-			return fmt.Errorf("two fields give %s different values: %s and %s", b.t.Columns[i].Name, min(x, y), max(x, y))
+			errs = append(errs, fmt.Sprintf("two fields give %s different values: %s and %s", b.t.Columns[i].Name, min(x, y), max(x, y)))
 		case ok:
 			b.vals[i], b.seen[i] = v, true
 		case v.set: // like an empty CSV cell, null is no value
 			b.setExtra(k, raw)
 		}
+	}
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
 }
