@@ -138,9 +138,8 @@ COMMENT ON COLUMN payment_fee_legs.expected IS 'Sum of the matching fees (0 when
 COMMENT ON COLUMN payment_fee_legs.fees IS 'Number of matching fees.';
 COMMENT ON COLUMN payment_fee_legs.config IS 'The matching fees: fee_id, fee_type, value, lower_limit, upper_limit and the fee each gives.';
 
--- payment_trace gains this node's expected and charged fee (replaces 0040's view; its comments again).
-DROP VIEW payment_trace;
-CREATE VIEW payment_trace AS
+-- payment_trace gains this node's expected and charged fee (replaces 0050's view; its comments again).
+CREATE OR REPLACE VIEW payment_trace AS
 WITH ids AS (
     SELECT network_payment_id AS payment_id FROM payment_ops
     UNION SELECT network_payment_id FROM recon_transactions
@@ -148,6 +147,7 @@ WITH ids AS (
     UNION SELECT transaction_id FROM statement_entries WHERE transaction_type = 'PAYMENT'
     UNION SELECT network_payment_id FROM liquidations WHERE network_payment_id IS NOT NULL
     UNION SELECT payment_id FROM payments
+    UNION SELECT payment_id FROM notifications WHERE fetch_status = 'FETCHED' AND payment_id IS NOT NULL
 ), ops AS (
     SELECT network_payment_id AS payment_id, count(*) AS ops_rows,
            first(end_to_end_id ORDER BY report_id, source_line) AS end_to_end_id,
@@ -230,6 +230,11 @@ WITH ids AS (
            sum(ssa_transfer_amount) AS failure_ssa_transfer_amount,
            first(ssa_transfer_currency ORDER BY report_id, source_line) AS failure_ssa_transfer_currency
     FROM failure_conversions GROUP BY network_payment_id
+), ntf AS (
+    SELECT payment_id, count(*) AS notifications, sum(received_count) AS notification_deliveries,
+           first(payment_status ORDER BY created_at DESC, msg_id DESC) AS notification_status,
+           max(created_at) AS notification_at
+    FROM notifications WHERE fetch_status = 'FETCHED' AND payment_id IS NOT NULL GROUP BY payment_id
 ), brk AS (
     SELECT payment_id, count(*) AS open_breaks, list(DISTINCT rule_id ORDER BY rule_id) AS open_break_rules
     FROM breaks WHERE status <> 'resolved' AND payment_id IS NOT NULL GROUP BY payment_id
@@ -242,7 +247,8 @@ SELECT ids.payment_id,
            CASE WHEN stmt.payment_id IS NOT NULL THEN 'statement' END,
            CASE WHEN liq.payment_id IS NOT NULL THEN 'liquidation' END,
            CASE WHEN api.payment_id IS NOT NULL THEN 'payment' END,
-           CASE WHEN fail.payment_id IS NOT NULL THEN 'failure_conversion' END) AS seen_in,
+           CASE WHEN fail.payment_id IS NOT NULL THEN 'failure_conversion' END,
+           CASE WHEN ntf.payment_id IS NOT NULL THEN 'notification' END) AS seen_in,
        coalesce(ops.ops_rows, 0) AS ops_rows, ops.ops_state, ops.ops_sent_amount, ops.ops_sent_currency,
        ops.ops_received_amount, ops.ops_received_currency, ops.ops_quote_ts, ops.ops_executed_at, ops.ops_report_id,
        coalesce(recon.recon_rows, 0) AS recon_rows, recon.recon_state, recon.recon_sent_amount,
@@ -261,6 +267,8 @@ SELECT ids.payment_id,
        coalesce(trd.liquidation_failed_trades, 0) AS liquidation_failed_trades,
        coalesce(fail.failure_rows, 0) AS failure_rows, fail.failure_ssa_transfer_state,
        fail.failure_ssa_transfer_amount, fail.failure_ssa_transfer_currency,
+       coalesce(ntf.notifications, 0) AS notifications, coalesce(ntf.notification_deliveries, 0) AS notification_deliveries,
+       ntf.notification_status, ntf.notification_at,
        coalesce(brk.open_breaks, 0) AS open_breaks, brk.open_break_rules
 FROM ids
 LEFT JOIN ops USING (payment_id)
@@ -273,11 +281,12 @@ LEFT JOIN fee USING (payment_id)
 LEFT JOIN exe USING (payment_id)
 LEFT JOIN fl USING (payment_id)
 LEFT JOIN trd USING (payment_id)
+LEFT JOIN ntf USING (payment_id)
 LEFT JOIN brk USING (payment_id);
-COMMENT ON VIEW payment_trace IS 'One row per payment known to any source, with what each source says about it: PAYMENT_OPS (ops_*), RECON transactions aggregated (recon_*), statement entries (statement_*), liquidations (liquidation_*), the server API''s current state (api_*), FAILURE_CONVERSION_SSA (failure_*), its fees, returns and liquidation trades, and its open breaks.';
+COMMENT ON VIEW payment_trace IS 'One row per payment known to any source, with what each source says about it: PAYMENT_OPS (ops_*), RECON transactions aggregated (recon_*), statement entries (statement_*), liquidations (liquidation_*), the server API''s current state (api_*), FAILURE_CONVERSION_SSA (failure_*), its fees, returns and liquidation trades, webhook notifications (notification*), and its open breaks.';
 COMMENT ON COLUMN payment_trace.payment_id IS 'Payment id (network_payment_id; transaction_id of PAYMENT statement entries; payment_id of the server API).';
 COMMENT ON COLUMN payment_trace.end_to_end_id IS 'End-to-end id, from the first source that has it.';
-COMMENT ON COLUMN payment_trace.seen_in IS 'Sources that know the payment, comma-separated: payment_ops, recon, statement, liquidation, payment (server API), failure_conversion.';
+COMMENT ON COLUMN payment_trace.seen_in IS 'Sources that know the payment, comma-separated: payment_ops, recon, statement, liquidation, payment (server API), failure_conversion, notification (a fetched webhook notification).';
 COMMENT ON COLUMN payment_trace.ops_rows IS 'PAYMENT_OPS rows of the payment (1 expected).';
 COMMENT ON COLUMN payment_trace.ops_state IS 'PAYMENT_OPS payment_state.';
 COMMENT ON COLUMN payment_trace.ops_sent_amount IS 'PAYMENT_OPS sent_amount, in ops_sent_currency.';
@@ -327,6 +336,10 @@ COMMENT ON COLUMN payment_trace.api_transfer_fees IS 'Sum of sending_fee + recei
 COMMENT ON COLUMN payment_trace.liquidation_trades IS 'Trade requests of the payment''s liquidations.';
 COMMENT ON COLUMN payment_trace.liquidation_trades_amount IS 'Sum of their amount (fiat available after fees); compare with liquidation_destination_amount.';
 COMMENT ON COLUMN payment_trace.liquidation_failed_trades IS 'Trade requests with status FAILED.';
+COMMENT ON COLUMN payment_trace.notifications IS 'Fetched webhook notifications of the payment (distinct msg_ids).';
+COMMENT ON COLUMN payment_trace.notification_deliveries IS 'Deliveries of those notifications, duplicates included.';
+COMMENT ON COLUMN payment_trace.notification_status IS 'payment_status of the latest notification (by its created_at).';
+COMMENT ON COLUMN payment_trace.notification_at IS 'created_at of the latest notification.';
 COMMENT ON COLUMN payment_trace.fee_expected IS 'This node''s fee on the payment recomputed from the fee configuration in force (payment_fee_legs), over the legs its connector_role places it on: SENDING the first leg''s sender, RECEIVING the last leg''s receiver, INTERMEDIARY the intermediate legs.';
 COMMENT ON COLUMN payment_trace.fee_charged IS 'The fee this node charged on those legs (sending_fee or receiving_fee of the TRANSFER execution results); differs from fee_expected beyond tolerance: a fee_mismatch break.';
 COMMENT ON COLUMN payment_trace.fee_currency IS 'Currency of fee_expected and fee_charged (the legs'' transfer currency; comma-separated if several).';
