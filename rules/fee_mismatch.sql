@@ -34,7 +34,7 @@ leg_breaks AS (
                             THEN ' slab [' || coalesce(amount_text(c.lower_limit), '') || ', ' || coalesce(amount_text(c.upper_limit), '') || ')'
                             ELSE '' END
                     || ' = ' || coalesce(amount_text(c.fee), '?')), '; ') END
-            || ' in force at ' || strftime(o.config_at, '%Y-%m-%dT%H:%M:%SZ') AS detail,
+            || ' (the configuration of ' || strftime(o.config_at, '%Y-%m-%dT%H:%M:%SZ') || ')' AS detail,
         'execution result ' || o.execution_result_id || ' (' || r.source_file || ' #' || r.source_line || ')' AS left_source,
         'fee configuration (fee_history)' AS right_source
     FROM ours o

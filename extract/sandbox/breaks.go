@@ -98,6 +98,9 @@ var injectors = []injector{
 	{rule: "payment_state_mismatch", decoy: true, eligible: odlMoved, apply: stateMismatch(true)},
 	{rule: "payment_stale", eligible: createdOnDay, apply: stale, account: ourAccount, due: staleSince},
 	{rule: "payment_stale", decoy: true, eligible: odlMoved, apply: deliveredAfterAmend},
+	// fee_mismatch: fees.go.
+	{rule: "fee_mismatch", eligible: feeJudged, apply: feeOff, account: ourAccount},
+	{rule: "fee_mismatch", decoy: true, eligible: slabBoundary, apply: onSlabBoundary},
 }
 
 func always(*Sandbox, *payment) bool { return true }
