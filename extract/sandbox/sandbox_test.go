@@ -772,7 +772,7 @@ func TestTruthMatchesServedData(t *testing.T) {
 		"statement_balance_chain_break", "failed_payment_unrecovered", "duplicate_end_to_end_id", "fx_rate_outlier",
 		"liquidation_missing", "liquidation_amount_mismatch", "liquidation_not_delivered", "liquidation_stuck",
 		"liquidation_trades_mismatch", "payment_state_mismatch", "payment_stale",
-		"transfer_missing_in_statement", "statement_transfer_without_transfer"} {
+		"transfer_missing_in_statement", "statement_transfer_without_transfer", "fee_mismatch"} {
 		wantPerRule[id] = 6
 	}
 	wantPerRule["balance_snapshot_mismatch"] = 2 // one snapshot: two drifted accounts
@@ -780,8 +780,8 @@ func TestTruthMatchesServedData(t *testing.T) {
 		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, wantPerRule)
 	}
 	decoys := slices.DeleteFunc(slices.Clone(truth.Decoys), func(b sandbox.TruthBreak) bool { return strings.HasPrefix(b.RuleID, "wallet_") })
-	if len(truth.Pending) != 0 || len(decoys) != 42 || !truth.AsOf.Equal(now0) {
-		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 42 decoys (7 kinds)",
+	if len(truth.Pending) != 0 || len(decoys) != 48 || !truth.AsOf.Equal(now0) {
+		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 48 decoys (8 kinds)",
 			truth.AsOf, len(truth.Pending), len(decoys), now0)
 	}
 	var buf bytes.Buffer
