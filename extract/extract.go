@@ -598,6 +598,12 @@ func (c *Client) serverJobs(req Request, dir string) []job {
 			if err != nil {
 				return outcome{}, fmt.Errorf("%s: %w", source, err)
 			}
+			if source == raw.SourceFee { // a snapshot: fee_history dates its versions by it
+				at := c.cfg.Now().UTC()
+				for i := range files {
+					files[i].FetchedAt = at
+				}
+			}
 			c.log.Info(source, "window", w.String(), "pages", len(files))
 			return outcome{files: files}, nil
 		}}

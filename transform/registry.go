@@ -44,7 +44,7 @@ var Sources = []Source{
 		Load: func(l *Loader, ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
 			return l.loadBalances(ctx, conn, files[0])
 		}},
-	keyedSource(&Fees, flatRow(map[string]string{"feeId": "fee_id"})),
+	withPlain(keyedSource(&Fees, flatRow(map[string]string{"feeId": "fee_id"})), "fee_history"),
 	{Name: raw.SourceWallet, Tables: []*Table{&Wallets, &WalletBalances, &WalletTransactions, &WalletLimits, &WalletLimitMatchers},
 		Slice: perAccount, Load: (*Loader).loadWallet,
 		Document: func(f *raw.File) bool { k := walletFile(*f); return k == "wallet" || k == "balances" }},
@@ -74,6 +74,12 @@ func keyedSource(t *Table, row rowFunc) Source {
 		Load: func(l *Loader, ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
 			return l.loadKeyed(ctx, conn, t, files, row)
 		}}
+}
+
+// withPlain adds the tables a source fills besides its Tables.
+func withPlain(s Source, tables ...string) Source {
+	s.Plain = append(s.Plain, tables...)
+	return s
 }
 
 // Slice keys: each file alone; all files of the source at once; the files

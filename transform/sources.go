@@ -159,10 +159,14 @@ func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files 
 	}
 	if t.Source == raw.SourceFee {
 		stmts = []string{`DELETE FROM fees`, `DELETE FROM quarantine WHERE source = $source`}
+		args = append(args, sql.Named("fetched_at", snapshotTime(files)))
 	}
 	// The quarantine rows of the pages' windows go before any is added.
 	stmts = append(stmts, insertSQL(t, "stage"), `DELETE FROM quarantine q USING stage_files f
 		WHERE q.source = $source AND q.window_from >= f.window_from AND q.window_to <= f.window_to`)
+	if t.Source == raw.SourceFee {
+		stmts = append(stmts, feeHistorySQL...)
+	}
 	if err := execAll(ctx, tx, args, append(stmts, recordFilesSQL...)...); err != nil {
 		return nil, fmt.Errorf("load %s: %w", t.Name, err)
 	}
@@ -327,3 +331,53 @@ func institutionRows(b *builder, file, path, side, snapshot string, raw json.Raw
 
 // microsTime converts microseconds since the epoch to a UTC time.
 func microsTime(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// snapshotTime is when the fee configuration was fetched: the latest
+// fetched_at of its pages, or nil when the index has none (an older archive).
+func snapshotTime(files []raw.File) any {
+	var at time.Time
+	for _, f := range files {
+		if f.FetchedAt.After(at) {
+			at = f.FetchedAt
+		}
+	}
+	if at.IsZero() {
+		return nil
+	}
+	return at.UTC()
+}
+
+// feeColumns are the fields of a fee that make its version.
+const feeColumns = `value, currency_code, role_type, payment_type, node_type, fee_type, partner_name, account_name,
+	upper_limit, lower_limit, payout_method, fee_category, fee_description`
+
+// feeHistorySQL keeps fee_history after the fees snapshot is replaced: the
+// versions the snapshot no longer shows end at its fetched_at, the ones it
+// shows first begin there. A snapshot without a time takes the latest
+// version's start (it replaces the previous one without dating the change);
+// one older than the latest version (a replay of an older run) leaves the
+// history as it is.
+var feeHistorySQL = []string{
+	`CREATE OR REPLACE TEMP TABLE fee_snapshot AS
+		SELECT coalesce(CAST($fetched_at AS TIMESTAMPTZ), (SELECT max(valid_from) FROM fee_history),
+			TIMESTAMPTZ '1970-01-01 00:00:00+00') AS at,
+			(SELECT max(valid_from) FROM fee_history) AS latest`,
+	`UPDATE fee_history h SET valid_to = s.at FROM fee_snapshot s
+		WHERE h.valid_to IS NULL AND (s.latest IS NULL OR s.at >= s.latest)
+		AND NOT EXISTS (SELECT 1 FROM fees f WHERE f.fee_id = h.fee_id AND (` + prefixed("f.", feeColumns) + `) IS NOT DISTINCT FROM (` + prefixed("h.", feeColumns) + `))`,
+	`INSERT INTO fee_history SELECT f.fee_id, ` + prefixed("f.", feeColumns) + `, s.at, NULL, f.source_file, f.source_line, f.run_id
+		FROM fees f, fee_snapshot s
+		WHERE (s.latest IS NULL OR s.at >= s.latest)
+		AND NOT EXISTS (SELECT 1 FROM fee_history h WHERE h.valid_to IS NULL AND h.fee_id = f.fee_id
+			AND (` + prefixed("f.", feeColumns) + `) IS NOT DISTINCT FROM (` + prefixed("h.", feeColumns) + `))`,
+	`DROP TABLE fee_snapshot`,
+}
+
+// prefixed qualifies each name of a comma-separated list.
+func prefixed(p, names string) string {
+	var out []string
+	for _, n := range strings.Split(names, ",") {
+		out = append(out, p+strings.TrimSpace(n))
+	}
+	return strings.Join(out, ", ")
+}

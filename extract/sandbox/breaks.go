@@ -99,6 +99,9 @@ var injectors = []injector{
 	{rule: "payment_state_mismatch", decoy: true, eligible: odlMoved, apply: stateMismatch(true)},
 	{rule: "payment_stale", eligible: createdOnDay, apply: stale, account: ourAccount, due: staleSince},
 	{rule: "payment_stale", decoy: true, eligible: odlMoved, apply: deliveredAfterAmend},
+	// fee_mismatch: fees.go.
+	{rule: "fee_mismatch", eligible: feeJudged, apply: feeOff, account: ourAccount},
+	{rule: "fee_mismatch", decoy: true, eligible: slabBoundary, apply: onSlabBoundary},
 	// Returns and failed payments whose funds moved: breaks_returns.go.
 	{rule: "return_unreconciled", eligible: returnable, apply: returned(returnBroken), account: ourAccount, due: returnDue},
 	{rule: "return_unreconciled", decoy: true, eligible: returnable, apply: returned(returnOrdinary)},

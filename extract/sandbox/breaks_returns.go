@@ -81,7 +81,8 @@ func movedUnrecovered(decoy bool) func(*Sandbox, *payment, *injection) {
 				a.ExecutionResults = []apiResult{{ExecutionResultID: id, ExecutionTimestamp: ts(p.failed),
 					ExecutionResultType: e.QuoteElementType, ExecutionResultOrder: 1, SenderAddress: e.SenderAddress,
 					ReceiverAddress: e.ReceiverAddress, SendingAmount: e.SendingAmount, ReceivingAmount: e.ReceivingAmount,
-					SendingFee: "0", ReceivingFee: "0"}}
+					SendingFee: e.SendingFee, ReceivingFee: e.ReceivingFee, TransferCurrencyCode: e.TransferCurrencyCode}}
+				a.sumFees()
 			}
 		}}
 	}

@@ -131,6 +131,7 @@ func New(cfg Config) (*Sandbox, error) {
 		api: serverState{nets: map[string]decimal.Decimal{}, stmts: map[string]*statement{}, lists: map[string][]uint64{}},
 	}
 	s.anchor = s.now()
+	s.api.fees = s.fees()
 	s.injectBreaks()
 	s.generateWallets() // wallet.go, wallet_breaks.go: adds the wallet's truth
 	s.planWebhooks()

@@ -772,7 +772,8 @@ func TestTruthMatchesServedData(t *testing.T) {
 		"statement_balance_chain_break", "failed_payment_unrecovered", "duplicate_end_to_end_id", "fx_rate_outlier",
 		"liquidation_missing", "liquidation_amount_mismatch", "liquidation_not_delivered", "liquidation_stuck",
 		"liquidation_trades_mismatch", "payment_state_mismatch", "payment_stale",
-		"transfer_missing_in_statement", "statement_transfer_without_transfer", "return_unreconciled"} {
+		"transfer_missing_in_statement", "statement_transfer_without_transfer", "return_unreconciled",
+		"fee_mismatch"} {
 		wantPerRule[id] = 6
 	}
 	wantPerRule["failed_payment_unrecovered"] += 6      // and FAILED payments whose funds moved
@@ -782,9 +783,9 @@ func TestTruthMatchesServedData(t *testing.T) {
 		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, wantPerRule)
 	}
 	decoys := slices.DeleteFunc(slices.Clone(truth.Decoys), func(b sandbox.TruthBreak) bool { return strings.HasPrefix(b.RuleID, "wallet_") })
-	// 9 kinds of 6, and 4 returns booked the next day (none on the last day)
-	if len(truth.Pending) != 0 || len(decoys) != 58 || !truth.AsOf.Equal(now0) {
-		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 58 decoys",
+	// 10 kinds of 6, and 4 returns booked the next day (none on the last day)
+	if len(truth.Pending) != 0 || len(decoys) != 64 || !truth.AsOf.Equal(now0) {
+		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 64 decoys",
 			truth.AsOf, len(truth.Pending), len(decoys), now0)
 	}
 	var buf bytes.Buffer

@@ -86,6 +86,7 @@ type serverState struct {
 	making singleflight.Group  // lists being computed
 	stmts  map[string]*statement
 	nets   map[string]decimal.Decimal // net change of an account on a day
+	fees   []feeJSON                  // the fee configuration (fees.go), made once
 }
 
 // cached returns the list of key, computing it with fill once while a small
@@ -216,6 +217,7 @@ type apiResult struct {
 	ReceivingAmount      num    `json:"receiving_amount"`
 	SendingFee           num    `json:"sending_fee"`
 	ReceivingFee         num    `json:"receiving_fee"`
+	TransferCurrencyCode text   `json:"transfer_currency_code"`
 	TransactionHash      text   `json:"transaction_hash"`
 }
 
@@ -315,7 +317,8 @@ func (s *Sandbox) apiPayment(p *payment) *apiPayment {
 		for i, e := range q.QuoteElements {
 			res := apiResult{ExecutionResultID: newUUID(r), ExecutionTimestamp: ts(p.executed), ExecutionResultType: e.QuoteElementType,
 				ExecutionResultOrder: i + 1, SenderAddress: e.SenderAddress, ReceiverAddress: e.ReceiverAddress,
-				SendingAmount: e.SendingAmount, ReceivingAmount: e.ReceivingAmount, SendingFee: "0", ReceivingFee: "0"}
+				SendingAmount: e.SendingAmount, ReceivingAmount: e.ReceivingAmount, SendingFee: "0", ReceivingFee: "0",
+				TransferCurrencyCode: e.TransferCurrencyCode}
 			if e.QuoteElementType == "CRYPTO_TRANSFER" {
 				res.TransactionHash = text(p.hash)
 			}
@@ -326,6 +329,7 @@ func (s *Sandbox) apiPayment(p *payment) *apiPayment {
 		a.setState(stateReturned, p.returnedAt())
 		a.ReturnedByPaymentWithID = text(p.ret.id)
 	}
+	s.chargeFees(a, p)
 	if p.edit != nil && p.edit.api != nil {
 		p.edit.api(a)
 	}
@@ -536,7 +540,8 @@ type feeJSON struct {
 }
 
 // fees is this node's fee configuration: per account a percentage fee on
-// sending, a flat fee on receiving, and two slabs on the US dollar account.
+// sending, a flat fee on receiving, and two slabs on the US dollar
+// account's sends (an institution fee, charged with the sending fee).
 func (s *Sandbox) fees() []feeJSON {
 	r := s.rng(tagFee, 0, 0)
 	var out []feeJSON
@@ -553,7 +558,7 @@ func (s *Sandbox) fees() []feeJSON {
 		out = append(out, feeJSON{FeeID: newUUID(r), Value: num(fiat(decimal.New(int64(5-i*3), 0))), CurrencyCode: "USD",
 			RoleType: "INSTITUTION_SENDING", PaymentType: "REGULAR", NodeType: "INITIAL", FeeType: "FLAT_RATE",
 			PartnerName: nodeAddress, AccountName: "acme_usd", LowerLimit: num(slab[0]), UpperLimit: num(slab[1]),
-			PayoutMethod: "LOCAL_RAILS", FeeCategory: "OVERSEAS_DELIVERY_CHARGES"})
+			FeeCategory: "OVERSEAS_DELIVERY_CHARGES"})
 	}
 	return out
 }
@@ -565,6 +570,6 @@ func (s *Sandbox) listFees(w http.ResponseWriter, r *http.Request) {
 		serverError(w, http.StatusBadRequest, "E0120", "invalid_request", bad)
 		return
 	}
-	fees := s.fees()
+	fees := s.api.fees
 	writePage(w, "content", len(fees), page, size, []sortJSON{}, func(i int) json.RawMessage { return mustJSON(fees[i]) })
 }

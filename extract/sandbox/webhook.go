@@ -98,6 +98,9 @@ func (s *Sandbox) planWebhooks() {
 	}
 	var truth []TruthBreak
 	inject := func(rule string, step int, ok func([]notificationJSON) bool, edit func([]notificationJSON) []notificationJSON) {
+		for gcd(step, len(flows)) > 1 { // a stride that visits every flow
+			step++
+		}
 		for n, k := 0, 0; n < webhookInjections && k < len(flows); k++ {
 			f := flows[(k*step)%len(flows)]
 			if f.taken || !ok(f.notes) {
@@ -139,6 +142,13 @@ func (s *Sandbox) planWebhooks() {
 	r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 	s.hooks.deliveries = ids
 	s.addTruth(truth)
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // addTruth adds notification breaks to the truth, in its order.
