@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	gojson "github.com/goccy/go-json"
 
 	"recon/extract/raw"
 )
@@ -100,9 +102,13 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 			if err != nil {
 				return nil, fmt.Errorf("read payments pages: %s: %w", f.Path, err)
 			}
-			for j, raw := range content {
+			since := raw.PaymentsSince(f)
+			for j, item := range content {
+				if since && !paymentInWindow(item, f.Window) {
+					continue
+				}
 				at := pos{file: f.Path, n: int64(j + 1), path: fmt.Sprintf("$.content[%d]", j)}
-				if err := paymentRows(bs, at, raw); err != nil {
+				if err := paymentRows(bs, at, item); err != nil {
 					return nil, fmt.Errorf("read payments pages: %w", err)
 				}
 			}
@@ -162,6 +168,30 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 		return nil, fmt.Errorf("load payments: %w", err)
 	}
 	return stats, tx.Commit()
+}
+
+// paymentInWindow reports whether an item of a page modified since w's
+// start is one the two lists over w would hold: executed or last modified
+// in w (raw.InPaymentWindow). An item whose times cannot be read is kept,
+// for the loader to judge.
+func paymentInWindow(item json.RawMessage, w raw.Window) bool {
+	var p struct {
+		ExecutedAt *string `json:"executed_at"`
+		ModifiedAt *string `json:"modified_at"`
+	}
+	if gojson.Unmarshal(item, &p) != nil || p.ModifiedAt == nil {
+		return true
+	}
+	for _, s := range []*string{p.ExecutedAt, p.ModifiedAt} {
+		if s == nil {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, *s)
+		if err != nil || raw.InPaymentWindow(w, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // paymentKnown are the fields of a Payment (and of its nested objects, as
