@@ -127,4 +127,3 @@ func (c *Client) Plan(req Request) ([]Call, error) {
 	}
 	return calls, nil
 }
-
