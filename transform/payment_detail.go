@@ -104,11 +104,12 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 			}
 			since := raw.PaymentsSince(f)
 			for j, item := range content {
-				if since && !paymentInWindow(item, f.Window) {
+				doc := paymentObjects(item)
+				if since && !paymentInWindow(doc, f.Window) {
 					continue
 				}
 				at := pos{file: f.Path, n: int64(j + 1), path: fmt.Sprintf("$.content[%d]", j)}
-				if err := paymentRows(bs, at, item); err != nil {
+				if err := paymentRows(bs, at, item, doc); err != nil {
 					return nil, fmt.Errorf("read payments pages: %w", err)
 				}
 			}
@@ -174,24 +175,51 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 // start is one the two lists over w would hold: executed or last modified
 // in w (raw.InPaymentWindow). An item whose times cannot be read is kept,
 // for the loader to judge.
-func paymentInWindow(item json.RawMessage, w raw.Window) bool {
-	var p struct {
-		ExecutedAt *string `json:"executed_at"`
-		ModifiedAt *string `json:"modified_at"`
-	}
-	if gojson.Unmarshal(item, &p) != nil || p.ModifiedAt == nil {
+func paymentInWindow(doc paymentDoc, w raw.Window) bool {
+	modified, err := jsonValue(doc[""]["modified_at"])
+	if doc == nil || err != nil || !modified.set {
 		return true
 	}
-	for _, s := range []*string{p.ExecutedAt, p.ModifiedAt} {
-		if s == nil {
+	for _, name := range []string{"executed_at", "modified_at"} {
+		v, err := jsonValue(doc[""][name])
+		if err != nil || !v.set {
 			continue
 		}
-		t, err := time.Parse(time.RFC3339Nano, *s)
+		t, err := time.Parse(time.RFC3339Nano, v.s)
 		if err != nil || raw.InPaymentWindow(w, t) {
 			return true
 		}
 	}
 	return false
+}
+
+// paymentDoc is a Payment's objects decoded once, by their path in
+// paymentKnown ("" the payment, "contract.quote" its quote): the row, the
+// child rows and the extra read them, not the text again.
+type paymentDoc map[string]map[string]json.RawMessage
+
+// paymentObjects decodes the objects of a Payment that paymentKnown names;
+// nil when the payment is not an object.
+func paymentObjects(raw json.RawMessage) paymentDoc {
+	m, ok := object(raw)
+	if !ok {
+		return nil
+	}
+	doc := paymentDoc{"": m}
+	var walk func(prefix string, m map[string]json.RawMessage)
+	walk = func(prefix string, m map[string]json.RawMessage) {
+		for k, v := range m {
+			name := strings.TrimPrefix(prefix+"."+k, ".")
+			if _, nested := paymentKnown[name]; nested {
+				if sub, ok := object(v); ok {
+					doc[name] = sub
+					walk(name, sub)
+				}
+			}
+		}
+	}
+	walk("", m)
+	return doc
 }
 
 // paymentKnown are the fields of a Payment (and of its nested objects, as
@@ -211,15 +239,15 @@ var paymentKnown = map[string][]string{
 // paymentRows adds one Payment to payments and its children to the child
 // builders. A payment that is not one is rejected alone; a bad child is
 // rejected alone, under its payment's id.
-func paymentRows(bs []*builder, at pos, raw json.RawMessage) error {
-	if err := paymentRow(bs[0], at, raw); err != nil {
+func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) error {
+	if err := paymentRow(bs[0], at, raw, doc); err != nil {
 		return err
 	}
 	if !utf8.Valid(raw) { // the payment is quarantined whole; its children are not staged
 		return nil
 	}
-	m, ok := object(raw)
-	if !ok {
+	m := doc[""]
+	if m == nil {
 		return nil
 	}
 	idv, _ := jsonValue(m["payment_id"])
@@ -227,9 +255,7 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage) error {
 		return nil
 	}
 	parent := map[string]value{"payment_id": idv}
-	contract, _ := object(m["contract"])
-	feeInfo, _ := object(contract["fee_info"])
-	quote, _ := object(contract["quote"])
+	feeInfo, quote := doc["contract.fee_info"], doc["contract.quote"]
 	if err := each(feeInfo["total_fees"], at.path+".contract.fee_info.total_fees", func(p string, e json.RawMessage) error {
 		_, err := bs[1].element(pos{at.file, at.n, p}, e, shape{}, parent)
 		return err
@@ -274,7 +300,7 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage) error {
 // payment's extra keeps what is not an array).
 func each(raw json.RawMessage, path string, fn func(string, json.RawMessage) error) error {
 	var items []json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &items) != nil {
+	if len(raw) == 0 || gojson.Unmarshal(raw, &items) != nil {
 		return nil
 	}
 	for i, e := range items {
@@ -321,26 +347,17 @@ func movementRow(b *builder, at pos, raw json.RawMessage, fixed map[string]value
 
 // paymentExtra keeps the fields of a Payment that no column or child table
 // holds, named by their path (contract.quote.price_guarantee).
-func paymentExtra(b *builder, raw json.RawMessage) {
-	m, ok := object(raw)
-	if !ok {
-		return
-	}
-	var walk func(prefix string, m map[string]json.RawMessage)
-	walk = func(prefix string, m map[string]json.RawMessage) {
+func paymentExtra(b *builder, doc paymentDoc) {
+	for prefix, m := range doc {
 		known := paymentKnown[prefix]
 		for k, v := range m {
 			name := strings.TrimPrefix(prefix+"."+k, ".")
-			if _, nested := paymentKnown[name]; nested {
-				if sub, ok := object(v); ok {
-					walk(name, sub)
-					continue
-				}
+			if _, nested := doc[name]; nested {
+				continue
 			}
 			if !contains(known, k) {
 				b.setExtra(name, v)
 			}
 		}
 	}
-	walk("", m)
 }
