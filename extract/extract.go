@@ -578,7 +578,7 @@ func notPulled(source string, w raw.Window, request string, err error) outcome {
 }
 
 // serverJobs pull the server API sources over req.Server, when asked:
-// payments executed and payments modified in it, transfers created in it
+// its payments (PaymentQueries), transfers created in it
 // (and any newer), the balances and the fees. A source the API fails to
 // give is not pulled (notPulled).
 func (c *Client) serverJobs(req Request, dir string) []job {
@@ -610,11 +610,10 @@ func (c *Client) serverJobs(req Request, dir string) []job {
 	}
 	const upToTheLast = "the next pages up to the last"
 	var jobs []job
-	for _, field := range PaymentRangeFields {
-		q := paymentQuery(field, w)
-		jobs = append(jobs, paged(raw.SourcePayment, Call{What: paymentsWhat(field), Window: w, Then: upToTheLast},
+	for _, q := range PaymentQueries(w, c.cfg.Now()) {
+		jobs = append(jobs, paged(raw.SourcePayment, Call{What: paymentsWhat(q), Window: w, Then: upToTheLast},
 			c.paymentPager(q, MaxServerPage),
-			func(p int) string { return paymentPath(field, w, p) },
+			func(p int) string { return paymentPath(q, w, p) },
 			func(p int) string { return c.paymentURL(q, p, MaxServerPage) }))
 	}
 	balances := "GET " + c.cfg.ServerURL + PathBalances

@@ -3,7 +3,6 @@ package extract
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"recon/extract/raw"
 )
@@ -135,6 +134,3 @@ func (c *Client) Plan(req Request) ([]Call, error) {
 	}
 	return calls, nil
 }
-
-// paymentsWhat names the payments list by field in a plan: "payments by executed_at".
-func paymentsWhat(field string) string { return "payments by " + strings.ToLower(field) }

@@ -481,7 +481,7 @@ func wantNotPulled(t *testing.T, got, want outcome, source string) {
 			failed = append(failed, f)
 		}
 	}
-	lists := map[string]int{raw.SourceLiquidation: 1, raw.SourcePayment: len(extract.PaymentRangeFields)}[source]
+	lists := map[string]int{raw.SourceLiquidation: 1, raw.SourcePayment: len(extract.PaymentQueries(window(t, "2026-10-01", "2026-10-04"), now0))}[source]
 	if len(failed) != lists || len(got.res.Incomplete) != lists {
 		t.Errorf("FAILED files %+v, incomplete %q: want %d for %s", failed, got.res.Incomplete, lists, source)
 	}

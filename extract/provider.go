@@ -1,6 +1,10 @@
 package extract
 
-import "time"
+import (
+	"time"
+
+	"recon/extract/raw"
+)
 
 // This file is the one place that records what the provider's documents
 // leave "not shown" and what we chose instead. docs/provider-choices.md
@@ -69,13 +73,22 @@ const TimeFormat = "2006-01-02T15:04:05.000Z"
 
 // Server API list queries (not shown beyond the spec's parameters):
 //
-//   - payments: two lists over the window, after/before both exclusive, so a
-//     window of days [From, End) asks after = From-1ms, before = End:
-//     range_field=EXECUTED_AT (every payment that executed then, in its state
-//     now, however late it changed) and range_field=MODIFIED_AT (the payments
-//     that never executed: FAILED before execution, or stuck ACCEPTED,
-//     LOCKED, …; and any other changed then). A payment on both lists is one
-//     row (the loader keeps the latest modified_at).
+//   - payments of a recent window (RecentWindow): one list,
+//     range_field=MODIFIED_AT with after = From-1ms and no before ("modified
+//     since"): a payment is modified when it executes and never before, so
+//     the list holds every payment executed in the window, every payment
+//     that never executed but changed in it (FAILED before execution, stuck
+//     ACCEPTED, LOCKED, …), and the payments modified after the window,
+//     which the loader leaves out (raw.PaymentsSince). The same items as the
+//     two lists below, in half the requests when the window ends near now.
+//   - payments of an older window: two lists over the window, after/before
+//     both exclusive, so a window of days [From, End) asks after = From-1ms,
+//     before = End: range_field=EXECUTED_AT (every payment that executed
+//     then, in its state now, however late it changed) and
+//     range_field=MODIFIED_AT (the payments that never executed and any
+//     other changed then). Modified since would list every payment changed
+//     since the window, which grows with its age.
+//     A payment on two lists is one row (the loader keeps the latest modified_at).
 //   - transfers: no date filter exists; sort_field=CREATED_AT and
 //     sort_direction=DESC (the provider's default direction for lists), paged
 //     until a page ends before the window. The list may grow at its head
@@ -91,8 +104,14 @@ const (
 	TransferSortDesc  = "DESC"
 )
 
-// PaymentRangeFields are the server API payment lists a run pulls, in order.
-var PaymentRangeFields = []string{PaymentExecutedAt, PaymentModifiedAt}
+// RecentWindowLag: a window that ended at most this long before the run's
+// clock is recent, and its payments are one list modified since its start
+// (the list's cost is the window's days plus the lag, against twice the
+// window's days for the two lists).
+const RecentWindowLag = 48 * time.Hour
+
+// RecentWindow reports whether w ended at most RecentWindowLag before now.
+func RecentWindow(w raw.Window, now time.Time) bool { return now.Sub(w.End()) <= RecentWindowLag }
 
 // Liquidation fields not shown in the spec (names chosen with the loaders):
 // status and trade request status CREATED, QUEUED, STARTED, COMPLETED,

@@ -20,25 +20,50 @@ type PaymentQuery struct {
 	Labels        []string  // with_labels: only payments that carry these labels
 }
 
-// paymentQuery is the query of the payments whose range field falls on the days of w.
-func paymentQuery(field string, w raw.Window) PaymentQuery {
-	return PaymentQuery{RangeField: field, After: w.Start().Add(-time.Millisecond), Before: w.End()}
+// PaymentQueries are the payment lists a run pulls over w at now, in order:
+// one list modified since w's start for a recent window (RecentWindow),
+// else the payments executed and the payments modified in w.
+func PaymentQueries(w raw.Window, now time.Time) []PaymentQuery {
+	after := w.Start().Add(-time.Millisecond)
+	if RecentWindow(w, now) {
+		return []PaymentQuery{{RangeField: PaymentModifiedAt, After: after}}
+	}
+	return []PaymentQuery{{RangeField: PaymentExecutedAt, After: after, Before: w.End()},
+		{RangeField: PaymentModifiedAt, After: after, Before: w.End()}}
 }
 
-// paymentPath names page p of the payments of w by field: payments/<from>_<to>_p<NNNN>.json
-// by executed_at, payments/modified_<from>_<to>_p<NNNN>.json by modified_at.
-func paymentPath(field string, w raw.Window, page int) string {
-	prefix := ""
-	if field != PaymentExecutedAt {
-		prefix = strings.ToLower(strings.TrimSuffix(field, "_AT")) + "_"
+// paymentPath names page p of q's list over w: payments/<from>_<to>_p<NNNN>.json
+// by executed_at, payments/modified_<from>_<to>_p<NNNN>.json by modified_at,
+// payments/since_<from>_p<NNNN>.json modified since w's start (raw.PaymentsSince).
+func paymentPath(q PaymentQuery, w raw.Window, page int) string {
+	from := w.From.Format(raw.DateLayout)
+	switch {
+	case q.Before.IsZero():
+		return fmt.Sprintf("%s%s_p%04d.json", raw.PaymentsSincePrefix, from, page)
+	case q.RangeField == PaymentExecutedAt:
+		return fmt.Sprintf("payments/%s_%s_p%04d.json", from, w.To.Format(raw.DateLayout), page)
 	}
-	return fmt.Sprintf("payments/%s%s_%s_p%04d.json", prefix, w.From.Format(raw.DateLayout), w.To.Format(raw.DateLayout), page)
+	prefix := strings.ToLower(strings.TrimSuffix(q.RangeField, "_AT")) + "_"
+	return fmt.Sprintf("payments/%s%s_%s_p%04d.json", prefix, from, w.To.Format(raw.DateLayout), page)
+}
+
+// paymentsWhat names q's list in a plan: "payments by executed_at",
+// "payments by modified_at since the window's start".
+func paymentsWhat(q PaymentQuery) string {
+	what := "payments by " + strings.ToLower(q.RangeField)
+	if q.Before.IsZero() {
+		what += " since the window's start"
+	}
+	return what
 }
 
 func (c *Client) paymentPager(q PaymentQuery, size int) pager {
+	op := fmt.Sprintf("payments by %s after %s", q.RangeField, q.After.UTC().Format(TimeFormat))
+	if !q.Before.IsZero() {
+		op += " before " + q.Before.UTC().Format(TimeFormat)
+	}
 	p := pager{
-		op: fmt.Sprintf("payments by %s after %s before %s", q.RangeField, q.After.UTC().Format(TimeFormat),
-			q.Before.UTC().Format(TimeFormat)),
+		op:  op,
 		url: func(page int) string { return c.paymentURL(q, page, size) },
 		env: raw.Content,
 	}

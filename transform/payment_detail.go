@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	gojson "github.com/goccy/go-json"
 
 	"recon/extract/raw"
 )
@@ -100,9 +102,14 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 			if err != nil {
 				return nil, fmt.Errorf("read payments pages: %s: %w", f.Path, err)
 			}
-			for j, raw := range content {
+			since := raw.PaymentsSince(f)
+			for j, item := range content {
+				doc := paymentObjects(item)
+				if since && !paymentInWindow(doc, f.Window) {
+					continue
+				}
 				at := pos{file: f.Path, n: int64(j + 1), path: fmt.Sprintf("$.content[%d]", j)}
-				if err := paymentRows(bs, at, raw); err != nil {
+				if err := paymentRows(bs, at, item, doc); err != nil {
 					return nil, fmt.Errorf("read payments pages: %w", err)
 				}
 			}
@@ -164,6 +171,57 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 	return stats, tx.Commit()
 }
 
+// paymentInWindow reports whether an item of a page modified since w's
+// start is one the two lists over w would hold: executed or last modified
+// in w (raw.InPaymentWindow). An item whose times cannot be read is kept,
+// for the loader to judge.
+func paymentInWindow(doc paymentDoc, w raw.Window) bool {
+	modified, err := jsonValue(doc[""]["modified_at"])
+	if doc == nil || err != nil || !modified.set {
+		return true
+	}
+	for _, name := range []string{"executed_at", "modified_at"} {
+		v, err := jsonValue(doc[""][name])
+		if err != nil || !v.set {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, v.s)
+		if err != nil || raw.InPaymentWindow(w, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// paymentDoc is a Payment's objects decoded once, by their path in
+// paymentKnown ("" the payment, "contract.quote" its quote): the row, the
+// child rows and the extra read them, not the text again.
+type paymentDoc map[string]map[string]json.RawMessage
+
+// paymentObjects decodes the objects of a Payment that paymentKnown names;
+// nil when the payment is not an object.
+func paymentObjects(raw json.RawMessage) paymentDoc {
+	m, ok := object(raw)
+	if !ok {
+		return nil
+	}
+	doc := paymentDoc{"": m}
+	var walk func(prefix string, m map[string]json.RawMessage)
+	walk = func(prefix string, m map[string]json.RawMessage) {
+		for k, v := range m {
+			name := strings.TrimPrefix(prefix+"."+k, ".")
+			if _, nested := paymentKnown[name]; nested {
+				if sub, ok := object(v); ok {
+					doc[name] = sub
+					walk(name, sub)
+				}
+			}
+		}
+	}
+	walk("", m)
+	return doc
+}
+
 // paymentKnown are the fields of a Payment (and of its nested objects, as
 // object.field) that a column or a child table holds; the others go to extra.
 var paymentKnown = map[string][]string{
@@ -181,15 +239,15 @@ var paymentKnown = map[string][]string{
 // paymentRows adds one Payment to payments and its children to the child
 // builders. A payment that is not one is rejected alone; a bad child is
 // rejected alone, under its payment's id.
-func paymentRows(bs []*builder, at pos, raw json.RawMessage) error {
-	if err := paymentRow(bs[0], at, raw); err != nil {
+func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) error {
+	if err := paymentRow(bs[0], at, raw, doc); err != nil {
 		return err
 	}
 	if !utf8.Valid(raw) { // the payment is quarantined whole; its children are not staged
 		return nil
 	}
-	m, ok := object(raw)
-	if !ok {
+	m := doc[""]
+	if m == nil {
 		return nil
 	}
 	idv, _ := jsonValue(m["payment_id"])
@@ -197,9 +255,7 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage) error {
 		return nil
 	}
 	parent := map[string]value{"payment_id": idv}
-	contract, _ := object(m["contract"])
-	feeInfo, _ := object(contract["fee_info"])
-	quote, _ := object(contract["quote"])
+	feeInfo, quote := doc["contract.fee_info"], doc["contract.quote"]
 	if err := each(feeInfo["total_fees"], at.path+".contract.fee_info.total_fees", func(p string, e json.RawMessage) error {
 		_, err := bs[1].element(pos{at.file, at.n, p}, e, shape{}, parent)
 		return err
@@ -244,7 +300,7 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage) error {
 // payment's extra keeps what is not an array).
 func each(raw json.RawMessage, path string, fn func(string, json.RawMessage) error) error {
 	var items []json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &items) != nil {
+	if len(raw) == 0 || gojson.Unmarshal(raw, &items) != nil {
 		return nil
 	}
 	for i, e := range items {
@@ -291,26 +347,17 @@ func movementRow(b *builder, at pos, raw json.RawMessage, fixed map[string]value
 
 // paymentExtra keeps the fields of a Payment that no column or child table
 // holds, named by their path (contract.quote.price_guarantee).
-func paymentExtra(b *builder, raw json.RawMessage) {
-	m, ok := object(raw)
-	if !ok {
-		return
-	}
-	var walk func(prefix string, m map[string]json.RawMessage)
-	walk = func(prefix string, m map[string]json.RawMessage) {
+func paymentExtra(b *builder, doc paymentDoc) {
+	for prefix, m := range doc {
 		known := paymentKnown[prefix]
 		for k, v := range m {
 			name := strings.TrimPrefix(prefix+"."+k, ".")
-			if _, nested := paymentKnown[name]; nested {
-				if sub, ok := object(v); ok {
-					walk(name, sub)
-					continue
-				}
+			if _, nested := doc[name]; nested {
+				continue
 			}
 			if !contains(known, k) {
 				b.setExtra(name, v)
 			}
 		}
 	}
-	walk("", m)
 }

@@ -66,8 +66,9 @@ type paymentJSON struct {
 	} `json:"liquidation_details"`
 }
 
-// paymentRow flattens one Payment of GET /v4/payments.
-func paymentRow(b *builder, at pos, raw json.RawMessage) error {
+// paymentRow flattens one Payment of GET /v4/payments; doc is its objects
+// as decoded once (paymentObjects), nil when it is not an object.
+func paymentRow(b *builder, at pos, raw json.RawMessage, doc paymentDoc) error {
 	_, err := b.add(at, raw, func() error {
 		var p paymentJSON
 		if err := decodeJSON(raw, &p); err != nil {
@@ -99,7 +100,7 @@ func paymentRow(b *builder, at pos, raw json.RawMessage) error {
 		} {
 			b.set(f.name, f.v)
 		}
-		paymentExtra(b, raw)
+		paymentExtra(b, doc)
 		return nil
 	})
 	return err

@@ -7,6 +7,7 @@ package raw
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -97,7 +98,7 @@ const (
 	SourceFailureConversion = "failure_conversion" // reports/FAILURE_CONVERSION_SSA/<reportId>.csv|json
 	SourceStatement         = "statement"          // statements/<account>/<from>_<to>_p<NNNN>.json
 	SourceLiquidation       = "liquidation"        // liquidations/<id>.json, one GET /liquidations/{id}
-	SourcePayment           = "payment"            // payments/[modified_]<from>_<to>_p<NNNN>.json, server API payments by executed_at [modified_at]
+	SourcePayment           = "payment"            // payments/[modified_]<from>_<to>_p<NNNN>.json by executed_at [modified_at]; payments/since_<from>_p<NNNN>.json modified since (PaymentsSince)
 	SourceTransfer          = "transfer"           // transfers/p<NNNN>.json, newest first
 	SourceBalance           = "balance"            // balances/balances.json, a snapshot at FetchedAt
 	SourceFee               = "fee"                // fees/p<NNNN>.json, the fee configuration
@@ -110,6 +111,24 @@ const (
 	SourceNotification = "notification"
 	SourceWallet       = "wallet" // wallets/<vault>/<wallet>/{wallet,balances_<as_of|now>,transactions_<from>_<to>_p<NNNN>,limits}.json
 )
+
+// PaymentsSincePrefix starts the path of a page of payments modified since
+// its window's start (extract.RecentWindow).
+const PaymentsSincePrefix = "payments/since_"
+
+// PaymentsSince reports whether f is a page of payments modified since its
+// window's start: it also lists payments of later days, and the loader keeps
+// of it only those the two lists over the window would have held, the
+// payments executed or last modified in the window (InPaymentWindow).
+func PaymentsSince(f File) bool {
+	return f.Source == SourcePayment && strings.HasPrefix(f.Path, PaymentsSincePrefix)
+}
+
+// InPaymentWindow reports whether t is inside the bounds the payments lists
+// over w ask: after From-1ms and before End, both exclusive.
+func InPaymentWindow(w Window, t time.Time) bool {
+	return t.After(w.Start().Add(-time.Millisecond)) && t.Before(w.End())
+}
 
 // Report types (spec: reporting service), the sources of report files.
 const (
