@@ -36,9 +36,13 @@ func paymentPath(field string, w raw.Window, page int) string {
 }
 
 func (c *Client) paymentPager(q PaymentQuery, size int) pager {
+	op := fmt.Sprintf("payments by %s after %s before %s", q.RangeField, q.After.UTC().Format(TimeFormat),
+		q.Before.UTC().Format(TimeFormat))
+	if q.RangeField == "" {
+		op = "payments with labels " + strings.Join(q.Labels, ",")
+	}
 	p := pager{
-		op: fmt.Sprintf("payments by %s after %s before %s", q.RangeField, q.After.UTC().Format(TimeFormat),
-			q.Before.UTC().Format(TimeFormat)),
+		op:  op,
 		url: func(page int) string { return c.paymentURL(q, page, size) },
 		env: raw.Content,
 	}

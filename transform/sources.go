@@ -114,10 +114,10 @@ func readPage(path string) ([]json.RawMessage, error) {
 	return raw.Content.Items(body)
 }
 
-// loadKeyed loads all pages of a keyed source (payments, transfers, fees) in
-// one transaction: every key brought replaces its row, a key on two pages
-// keeps one row (Table.Keep), and the fee configuration, a snapshot, is
-// replaced whole.
+// loadKeyed loads all pages of a keyed source (transfers, fees, the label
+// sweep) in one transaction: every key brought replaces its row, a key on
+// two pages keeps one row (Table.Keep), and a snapshot (Table.Whole: the fee
+// configuration, the label sweep) is replaced whole.
 func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files []raw.File, row rowFunc) ([]FileStats, error) {
 	b := newBuilder(t, nil)
 	defer b.release()
@@ -155,8 +155,8 @@ func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files 
 		`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT record_key FROM stage_quarantine)`,
 		fmt.Sprintf(`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT %s FROM stage)`, key),
 	}
-	if t.Source == raw.SourceFee {
-		stmts = []string{`DELETE FROM fees`, `DELETE FROM quarantine WHERE source = $source`}
+	if t.Whole {
+		stmts = []string{`DELETE FROM ` + t.Name, `DELETE FROM quarantine WHERE source = $source`}
 	}
 	// The quarantine rows of the pages' windows go before any is added.
 	stmts = append(stmts, insertSQL(t, "stage"), `DELETE FROM quarantine q USING stage_files f
