@@ -184,7 +184,7 @@ func tallyRaw(t *testing.T, dir string, files []raw.File) map[string]tally {
 					add("trade_execution", e.DestinationAmount.String())
 				}
 			}
-		case raw.SourcePayment, raw.SourceTransfer, raw.SourceFee:
+		case raw.SourcePayment, raw.SourcePaymentLabel, raw.SourceTransfer, raw.SourceFee:
 			var p struct {
 				Content []struct {
 					Contract struct {
@@ -746,7 +746,10 @@ func TestServerSources(t *testing.T) {
 		}
 	}
 	wantPaths := []string{"balances/balances.json", "fees/p0000.json", "payments/2026-10-02_2026-10-02_p0000.json",
-		"payments/modified_2026-10-02_2026-10-02_p0000.json", "transfers/p0000.json"}
+		"payments/modified_2026-10-02_2026-10-02_p0000.json",
+		"payment_labels/AWAITING_COLLECTION_p0000.json", "payment_labels/FORWARDED_p0000.json", // the label sweep
+		"payment_labels/OUTBOUND_TRANSFER_FAILED_IRRECOVERABLY_p0000.json",
+		"payment_labels/OUTBOUND_TRANSFER_FAILED_RECOVERABLY_p0000.json", "transfers/p0000.json"}
 	if diff := cmp.Diff(wantPaths, paths); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}
