@@ -281,6 +281,7 @@ func (s *Sandbox) injectBreaks() {
 			}
 		}
 	}
+	s.placeHistory()
 	s.recordTruth()
 }
 

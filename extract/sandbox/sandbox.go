@@ -50,6 +50,7 @@ type Sandbox struct {
 	days     int64
 	n        int                   // payments per day
 	breaks   map[uint64]*injection // by dayKey
+	history  []uint64              // dayKeys of the labelled payments before the window (history.go)
 	anchor   time.Time             // Now at New: the as-of time of the truth
 	truth    Truth
 	mux      *http.ServeMux
