@@ -776,12 +776,13 @@ func TestTruthMatchesServedData(t *testing.T) {
 		wantPerRule[id] = 6
 	}
 	wantPerRule["balance_snapshot_mismatch"] = 2 // one snapshot: two drifted accounts
+	wantPerRule["payment_stale"] += 4              // and the labelled payments before the window (history.go)
 	if !cmp.Equal(perRule, wantPerRule) {
 		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, wantPerRule)
 	}
 	decoys := slices.DeleteFunc(slices.Clone(truth.Decoys), func(b sandbox.TruthBreak) bool { return strings.HasPrefix(b.RuleID, "wallet_") })
-	if len(truth.Pending) != 0 || len(decoys) != 42 || !truth.AsOf.Equal(now0) {
-		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 42 decoys (7 kinds)",
+	if len(truth.Pending) != 0 || len(decoys) != 44 || !truth.AsOf.Equal(now0) {
+		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 44 decoys (7 kinds, and 2 labelled before the window)",
 			truth.AsOf, len(truth.Pending), len(decoys), now0)
 	}
 	var buf bytes.Buffer
