@@ -776,7 +776,7 @@ func TestTruthMatchesServedData(t *testing.T) {
 		wantPerRule[id] = 6
 	}
 	wantPerRule["balance_snapshot_mismatch"] = 2 // one snapshot: two drifted accounts
-	wantPerRule["payment_stale"] += 4              // and the labelled payments before the window (history.go)
+	wantPerRule["payment_stale"] += 4            // and the labelled payments before the window (history.go)
 	if !cmp.Equal(perRule, wantPerRule) {
 		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, wantPerRule)
 	}
