@@ -24,7 +24,7 @@ func (c *Client) labelSweepJobs(req Request, dir string) []job {
 		q := PaymentQuery{Labels: []string{label}}
 		first := "GET " + c.paymentURL(q, 0, MaxServerPage)
 		jobs = append(jobs, job{
-			call: Call{What: "payments labelled " + label + " (sweep, any date)", Window: w, Request: first,
+			call: Call{What: "payments labelled " + label + " (sweep, any date)", Request: first,
 				Then: "the next pages up to the last"},
 			run: func(ctx context.Context) (outcome, error) {
 				files, err := c.savePages(ctx, dir, c.paymentPager(q, MaxServerPage), func(page int) raw.File {
