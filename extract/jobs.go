@@ -35,6 +35,7 @@ var sourceJobs = []func(c *Client, req Request, dir string) []job{
 	(*Client).statementJobs,
 	(*Client).liquidationJobs,
 	(*Client).serverJobs,
+	(*Client).labelSweepJobs,
 	(*Client).walletJobs,
 	(*Client).notificationJobs,
 }

@@ -184,7 +184,7 @@ func tallyRaw(t *testing.T, dir string, files []raw.File) map[string]tally {
 					add("trade_execution", e.DestinationAmount.String())
 				}
 			}
-		case raw.SourcePayment, raw.SourceTransfer, raw.SourceFee:
+		case raw.SourcePayment, raw.SourcePaymentLabel, raw.SourceTransfer, raw.SourceFee:
 			var p struct {
 				Content []struct {
 					Contract struct {
@@ -481,18 +481,24 @@ func wantNotPulled(t *testing.T, got, want outcome, source string) {
 			failed = append(failed, f)
 		}
 	}
-	lists := map[string]int{raw.SourceLiquidation: 1, raw.SourcePayment: len(extract.PaymentQueries(window(t, "2026-10-01", "2026-10-04"), now0))}[source]
+	// GET /v4/payments down takes the label sweep too: one FAILED file per swept label.
+	lists := map[string]int{raw.SourceLiquidation: 1, raw.SourcePayment: len(extract.PaymentQueries(window(t, "2026-10-01", "2026-10-04"), now0)) + len(extract.SweptLabels)}[source]
 	if len(failed) != lists || len(got.res.Incomplete) != lists {
 		t.Errorf("FAILED files %+v, incomplete %q: want %d for %s", failed, got.res.Incomplete, lists, source)
 	}
+	also := map[string]string{raw.SourcePayment: raw.SourcePaymentLabel}[source]
 	for i, f := range failed {
-		if f.Source != source || f.Path != "" || f.Window != window(t, "2026-10-01", "2026-10-04") ||
-			i < len(got.res.Incomplete) && !strings.Contains(got.res.Incomplete[i], source+" 2026-10-01..2026-10-04 not pulled") {
+		src := f.Source
+		if src == also && src != "" {
+			src = source
+		}
+		if src != source || f.Path != "" || f.Window != window(t, "2026-10-01", "2026-10-04") ||
+			i < len(got.res.Incomplete) && !strings.Contains(got.res.Incomplete[i], f.Source+" 2026-10-01..2026-10-04 not pulled") {
 			t.Errorf("FAILED file %+v, reasons %q", f, got.res.Incomplete)
 		}
 	}
 	for s, tl := range want.data {
-		gone := s == source || source == raw.SourceLiquidation && (s == "liquidation_trade" || s == "trade_execution")
+		gone := s == source || s == also && also != "" || source == raw.SourceLiquidation && (s == "liquidation_trade" || s == "trade_execution")
 		if g := got.data[s]; gone && g != (tally{}) || !gone && g != tl {
 			t.Errorf("%s: %+v, want %+v", s, g, map[bool]any{true: "nothing", false: tl}[gone])
 		}
@@ -746,7 +752,10 @@ func TestServerSources(t *testing.T) {
 		}
 	}
 	wantPaths := []string{"balances/balances.json", "fees/p0000.json", "payments/2026-10-02_2026-10-02_p0000.json",
-		"payments/modified_2026-10-02_2026-10-02_p0000.json", "transfers/p0000.json"}
+		"payments/modified_2026-10-02_2026-10-02_p0000.json", "payments/modified_2026-10-02_2026-10-02_p0001.json",
+		"payment_labels/AWAITING_COLLECTION_p0000.json", "payment_labels/FORWARDED_p0000.json", // the label sweep
+		"payment_labels/OUTBOUND_TRANSFER_FAILED_IRRECOVERABLY_p0000.json",
+		"payment_labels/OUTBOUND_TRANSFER_FAILED_RECOVERABLY_p0000.json", "transfers/p0000.json"}
 	if diff := cmp.Diff(wantPaths, paths); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)
 	}

@@ -113,6 +113,17 @@ const RecentWindowLag = 48 * time.Hour
 // RecentWindow reports whether w ended at most RecentWindowLag before now.
 func RecentWindow(w raw.Window, now time.Time) bool { return now.Sub(w.End()) <= RecentWindowLag }
 
+// SweptLabels are the labels of the label sweep, in order: each run lists
+// GET /payments?with_labels=<label> (no date filter, page and size as the
+// other lists) for each, whatever the payments' dates. The spec's amend flow
+// names the two payout-failure labels; FORWARDED and AWAITING_COLLECTION are
+// the sub-states the spec names as labels (POST /payments/{id}/sub_state),
+// swept so that a payment stuck in them is found however old
+// (docs/provider-choices.md). with_labels with several labels means every one
+// of them, so each label is its own list.
+var SweptLabels = []string{"OUTBOUND_TRANSFER_FAILED_IRRECOVERABLY", "OUTBOUND_TRANSFER_FAILED_RECOVERABLY",
+	"FORWARDED", "AWAITING_COLLECTION"}
+
 // Liquidation fields not shown in the spec (names chosen with the loaders):
 // status and trade request status CREATED, QUEUED, STARTED, COMPLETED,
 // PARTIALLY_COMPLETED, FAILED; trade_requests[] {id, created_at, modified_at,

@@ -62,6 +62,9 @@ func (c *Client) paymentPager(q PaymentQuery, size int) pager {
 	if !q.Before.IsZero() {
 		op += " before " + q.Before.UTC().Format(TimeFormat)
 	}
+	if q.RangeField == "" {
+		op = "payments with labels " + strings.Join(q.Labels, ",")
+	}
 	p := pager{
 		op:  op,
 		url: func(page int) string { return c.paymentURL(q, page, size) },

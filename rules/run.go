@@ -19,14 +19,18 @@ import (
 // day) are required. due_at is when an unmatched item stops being pending:
 // a row with due_at after the run's as_of goes to pending_items, not to
 // breaks. severity, when not null, overrides the rule's severity for the row.
+// sweep, when true, marks a row found in a sweep of everything rather than
+// of the window (payment_stale's label sweep): its break or pending item is
+// resolved by any later run that does not find it, whatever its day, unless
+// the rule is held in that run.
 var Columns = []string{"break_key", "event_at", "due_at", "severity", "payment_id", "end_to_end_id", "account",
-	"currency", "expected", "actual", "difference", "detail", "left_source", "right_source"}
+	"currency", "expected", "actual", "difference", "detail", "left_source", "right_source", "sweep"}
 
 const foundTable = `CREATE OR REPLACE TEMP TABLE found (
 	break_id VARCHAR, rule_id VARCHAR, severity VARCHAR, break_key VARCHAR, event_at TIMESTAMPTZ, due_at TIMESTAMPTZ,
 	payment_id VARCHAR, end_to_end_id VARCHAR, account VARCHAR, currency VARCHAR,
 	expected DECIMAL(38,12), actual DECIMAL(38,12), difference DECIMAL(38,12),
-	detail VARCHAR, left_source VARCHAR, right_source VARCHAR,
+	detail VARCHAR, left_source VARCHAR, right_source VARCHAR, sweep BOOLEAN,
 	escalate_amount DECIMAL(38,12), escalate_after_days BIGINT, escalate_acknowledged_after_days BIGINT)`
 
 // amountText is the one DuckDB-only helper rules may call: a decimal as
@@ -324,6 +328,11 @@ const (
 // notHeld is true for a row of b whose day no hold covers.
 const notHeld = `NOT EXISTS (SELECT 1 FROM held h WHERE h.rule_id = b.rule_id AND b.event_date BETWEEN h.day_from AND h.day_to)`
 
+// judged is true for a row of b this run judged: its day is in the window
+// and not held, or it came from a sweep and its rule is not held at all.
+const judged = `((b.event_date BETWEEN $from AND $to AND ` + notHeld + `)
+	OR (coalesce(b.sweep, false) AND NOT EXISTS (SELECT 1 FROM held h WHERE h.rule_id = b.rule_id)))`
+
 // merge folds found into pending_items and breaks inside one transaction and
 // returns the number of breaks resolved.
 func merge(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) (int64, error) {
@@ -339,19 +348,18 @@ func merge(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) (int64, e
 	args := []any{sql.Named("run_id", run.ID), sql.Named("as_of", run.AsOf),
 		sql.Named("from", run.Window.From), sql.Named("to", run.Window.To), sql.Named("rules", ids)}
 	steps := []struct{ name, q string }{
-		{"clear pending items", `DELETE FROM pending_items b WHERE list_contains($rules, b.rule_id)
-			AND b.event_date BETWEEN $from AND $to AND ` + notHeld},
+		{"clear pending items", `DELETE FROM pending_items b WHERE list_contains($rules, b.rule_id) AND ` + judged},
 		{"record pending items", `INSERT OR REPLACE INTO pending_items BY NAME
 			SELECT break_id, rule_id, severity, break_key, CAST(event_at AS DATE) AS event_date, due_at, payment_id,
 				end_to_end_id, account, currency, expected, actual, difference, detail, left_source, right_source,
-				$run_id AS run_id, $as_of AS as_of
+				coalesce(sweep, false) AS sweep, $run_id AS run_id, $as_of AS as_of
 			FROM found WHERE due_at > $as_of`},
 		{"merge breaks", `INSERT INTO breaks BY NAME
 			SELECT break_id, rule_id, severity, severity AS base_severity, 'new' AS status, break_key,
 				CAST(event_at AS DATE) AS event_date, payment_id, end_to_end_id, account, currency, expected, actual,
 				difference, detail,
 				left_source, right_source, $run_id AS first_seen_run, $as_of AS first_seen_at, $run_id AS last_seen_run,
-				NULL AS resolved_run, 0 AS age_days, '0-1' AS ageing_bucket
+				NULL AS resolved_run, 0 AS age_days, '0-1' AS ageing_bucket, coalesce(sweep, false) AS sweep
 			FROM found WHERE due_at IS NULL OR due_at <= $as_of
 			ON CONFLICT (break_id) DO UPDATE SET
 				status = CASE WHEN breaks.status = 'resolved' THEN 'new' ELSE 'persisting' END,
@@ -361,7 +369,7 @@ func merge(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) (int64, e
 				end_to_end_id = excluded.end_to_end_id, account = excluded.account, currency = excluded.currency,
 				expected = excluded.expected, actual = excluded.actual, difference = excluded.difference,
 				detail = excluded.detail, left_source = excluded.left_source, right_source = excluded.right_source,
-				last_seen_run = excluded.last_seen_run, resolved_run = NULL`},
+				last_seen_run = excluded.last_seen_run, resolved_run = NULL, sweep = excluded.sweep`},
 		{"age and escalate breaks", `UPDATE breaks SET age_days = x.age, ageing_bucket = ` + fmt.Sprintf(bucketSQL, "x.age") + `,
 				escalation = CASE WHEN x.by_amount AND x.by_age THEN 'amount, age' WHEN x.by_amount THEN 'amount'
 					WHEN x.by_age THEN 'age' END,
@@ -378,8 +386,8 @@ func merge(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) (int64, e
 			WHERE breaks.break_id = x.break_id`},
 		{"resolve breaks", `UPDATE breaks b SET status = 'resolved', resolved_run = $run_id, age_days = ` + ageSQL + `,
 				ageing_bucket = ` + fmt.Sprintf(bucketSQL, ageSQL) + `
-			WHERE status <> 'resolved' AND event_date BETWEEN $from AND $to AND list_contains($rules, rule_id)
-				AND break_id NOT IN (SELECT break_id FROM found) AND ` + notHeld},
+			WHERE status <> 'resolved' AND list_contains($rules, rule_id)
+				AND break_id NOT IN (SELECT break_id FROM found) AND ` + judged},
 	}
 	var resolved int64
 	for _, s := range steps {

@@ -39,6 +39,7 @@ var Sources = []Source{
 	{Name: raw.SourceLiquidation, Tables: liquidationTables, Slice: wholeSource, Load: (*Loader).loadLiquidations, Document: always},
 	{Name: raw.SourcePayment, Tables: []*Table{&Payments, &PaymentFees, &PaymentExecutionResults, &PaymentQuoteElements,
 		&PaymentUserInfo}, Slice: wholeSource, Load: (*Loader).loadPayments},
+	keyedSource(&PaymentLabelSweep, sweptPaymentRow), // the label sweep: replaced whole by each sweep
 	keyedSource(&Transfers, flatRow(nil)),
 	{Name: raw.SourceBalance, Tables: []*Table{&Balances}, Slice: oneFile, Document: always,
 		Load: func(l *Loader, ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {

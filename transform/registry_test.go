@@ -13,7 +13,7 @@ import (
 // gives its tables; the tables keep the order known_values had.
 func TestEverySourceIsRegistered(t *testing.T) {
 	all := []string{raw.SourcePaymentOps, raw.SourceRecon, raw.SourceFailureConversion, raw.SourceStatement,
-		raw.SourceLiquidation, raw.SourcePayment, raw.SourceTransfer, raw.SourceBalance, raw.SourceFee, raw.SourceWallet,
+		raw.SourceLiquidation, raw.SourcePayment, raw.SourcePaymentLabel, raw.SourceTransfer, raw.SourceBalance, raw.SourceFee, raw.SourceWallet,
 		raw.SourceNotification, raw.SourceNotificationReceipt}
 	var names []string
 	for _, s := range Sources {
@@ -33,7 +33,7 @@ func TestEverySourceIsRegistered(t *testing.T) {
 	}
 	want := []string{"payment_ops", "recon_transactions", "failure_conversions", "statement_entries", "liquidations",
 		"liquidation_trades", "trade_executions", "payments", "payment_fees", "payment_execution_results",
-		"payment_quote_elements", "payment_user_info", "transfers", "balances", "fees",
+		"payment_quote_elements", "payment_user_info", "payment_label_sweep", "transfers", "balances", "fees",
 		"wallets", "wallet_balances", "wallet_transactions", "wallet_limits", "wallet_limit_matchers"}
 	if diff := cmp.Diff(want, tables); diff != "" {
 		t.Errorf("tables (-want +got):\n%s", diff)

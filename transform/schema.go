@@ -56,6 +56,7 @@ type Table struct {
 	Payment    string   // the column holding a payment id, kept with a quarantined row ("" none)
 	WindowTime string   // reports: the column the provider selects rows by
 	Keep       string   // ORDER BY that picks the row kept when a load brings a key twice ("" keeps all)
+	Whole      bool     // a load replaces the whole table, not the rows of its keys (a snapshot: fees, the label sweep)
 }
 
 // Enumerations from the spec, DESIGN.md §3 and the brief's choices: the
@@ -304,8 +305,24 @@ var Fees = Table{
 		one("upper_limit", Amount), one("lower_limit", Amount), text("payout_method"),
 		enum("fee_category", feeCategories), text("fee_description"),
 	),
-	Key:  []string{"fee_id"},
-	Keep: "_file, _line",
+	Key:   []string{"fee_id"},
+	Keep:  "_file, _line",
+	Whole: true,
+}
+
+// PaymentLabelSweep is the last label sweep (GET /v4/payments?with_labels=,
+// whatever the date): the payments payment_stale judges by their labels.
+var PaymentLabelSweep = Table{
+	Name: "payment_label_sweep", Source: raw.SourcePaymentLabel, Prov: ByRun, Payment: "payment_id",
+	Columns: cols(
+		required("payment_id"), text("payment_state", "end_to_end_id"),
+		one("created_at", Time), one("executed_at", Time), one("completed_at", Time), one("modified_at", Time),
+		one("labels", Labels), one("quote_amount", Amount), one("quote_currency", Currency),
+		text("sender_address", "receiver_address"),
+	),
+	Key:   []string{"payment_id"},
+	Keep:  Payments.Keep,
+	Whole: true,
 }
 
 // KnownValue is one value of an open list that recon knows.

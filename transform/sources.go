@@ -106,6 +106,11 @@ func paymentRow(b *builder, at pos, raw json.RawMessage, doc paymentDoc) error {
 	return err
 }
 
+// sweptPaymentRow flattens one payment of the label sweep.
+func sweptPaymentRow(b *builder, at pos, raw json.RawMessage) error {
+	return paymentRow(b, at, raw, paymentObjects(raw))
+}
+
 // readPage returns the items of a server API page (raw.Content), the raw
 // file file at path.
 func readPage(path, file string) ([]json.RawMessage, error) {
@@ -117,10 +122,10 @@ func readPage(path, file string) ([]json.RawMessage, error) {
 	return items, unreadable(file, err)
 }
 
-// loadKeyed loads all pages of a keyed source (payments, transfers, fees) in
-// one transaction: every key brought replaces its row, a key on two pages
-// keeps one row (Table.Keep), and the fee configuration, a snapshot, is
-// replaced whole.
+// loadKeyed loads all pages of a keyed source (transfers, fees, the label
+// sweep) in one transaction: every key brought replaces its row, a key on
+// two pages keeps one row (Table.Keep), and a snapshot (Table.Whole: the fee
+// configuration, the label sweep) is replaced whole.
 func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files []raw.File, row rowFunc) ([]FileStats, error) {
 	b := newBuilder(t, nil)
 	defer b.release()
@@ -158,8 +163,10 @@ func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files 
 		`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT record_key FROM stage_quarantine)`,
 		fmt.Sprintf(`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT %s FROM stage)`, key),
 	}
+	if t.Whole {
+		stmts = []string{`DELETE FROM ` + t.Name, `DELETE FROM quarantine WHERE source = $source`}
+	}
 	if t.Source == raw.SourceFee {
-		stmts = []string{`DELETE FROM fees`, `DELETE FROM quarantine WHERE source = $source`}
 		args = append(args, sql.Named("fetched_at", snapshotTime(files)))
 	}
 	// The quarantine rows of the pages' windows go before any is added.

@@ -76,7 +76,7 @@ func TestDryRun(t *testing.T) {
 	}
 	for _, want := range []string{from + ".." + to + " (200 days)", "PAYMENT_OPS: 3 chunks", "RECON: 3 chunks",
 		"FAILURE_CONVERSION_SSA: 3 chunks", "PAYMENT_OPS " + from + ".." + chunk, "statement acme_usd@", "liquidations " + from,
-		"payments by executed_at " + from, "payments by modified_at " + from, "transfers " + from, "fees", "balances", "wallet v-treasury/w-ops " + from, "notifications " + from, "at least 24 requests"} {
+		"payments by modified_at since the window's start " + from, "transfers " + from, "fees", "balances", "wallet v-treasury/w-ops " + from, "notifications " + from, "payments labelled FORWARDED (sweep, any date)", "at least 27 requests"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("plan lacks %q:\n%s", want, stdout)
 		}

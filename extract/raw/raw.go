@@ -99,6 +99,7 @@ const (
 	SourceStatement         = "statement"          // statements/<account>/<from>_<to>_p<NNNN>.json
 	SourceLiquidation       = "liquidation"        // liquidations/<id>.json, one GET /liquidations/{id}
 	SourcePayment           = "payment"            // payments/[modified_]<from>_<to>_p<NNNN>.json by executed_at [modified_at]; payments/since_<from>_p<NNNN>.json modified since (PaymentsSince)
+	SourcePaymentLabel      = "payment_label"      // payment_labels/<label>_p<NNNN>.json, server API payments with_labels=<label>, any date: the run's label sweep
 	SourceTransfer          = "transfer"           // transfers/p<NNNN>.json, newest first
 	SourceBalance           = "balance"            // balances/balances.json, a snapshot at FetchedAt
 	SourceFee               = "fee"                // fees/p<NNNN>.json, the fee configuration

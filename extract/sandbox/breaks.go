@@ -292,6 +292,7 @@ func (s *Sandbox) injectBreaks() {
 		}
 	}
 	s.returns = s.returnKeys()
+	s.placeHistory()
 	s.recordTruth()
 }
 

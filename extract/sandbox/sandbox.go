@@ -51,6 +51,7 @@ type Sandbox struct {
 	n        int                   // payments per day
 	breaks   map[uint64]*injection // by dayKey
 	returns  []uint64              // day keys of the payments with a return, in order (returns.go)
+	history  []uint64              // dayKeys of the labelled payments before the window (history.go)
 	anchor   time.Time             // Now at New: the as-of time of the truth
 	truth    Truth
 	mux      *http.ServeMux

@@ -779,13 +779,14 @@ func TestTruthMatchesServedData(t *testing.T) {
 	wantPerRule["failed_payment_unrecovered"] += 6      // and FAILED payments whose funds moved
 	wantPerRule["statement_entry_without_payment"] += 2 // the entries of returns unknown to the server API (one in three)
 	wantPerRule["balance_snapshot_mismatch"] = 2        // one snapshot: two drifted accounts
+	wantPerRule["payment_stale"] += 4                   // and the labelled payments before the window (history.go)
 	if !cmp.Equal(perRule, wantPerRule) {
 		t.Errorf("breaks per rule %v, want %v (3 days × 2)", perRule, wantPerRule)
 	}
 	decoys := slices.DeleteFunc(slices.Clone(truth.Decoys), func(b sandbox.TruthBreak) bool { return strings.HasPrefix(b.RuleID, "wallet_") })
-	// 10 kinds of 6, and 4 returns booked the next day (none on the last day)
-	if len(truth.Pending) != 0 || len(decoys) != 64 || !truth.AsOf.Equal(now0) {
-		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 64 decoys",
+	// 10 kinds of 6, 4 returns booked the next day (none on the last day), and 2 labelled before the window
+	if len(truth.Pending) != 0 || len(decoys) != 66 || !truth.AsOf.Equal(now0) {
+		t.Errorf("truth as of %s: %d pending, %d decoys; want as of %s, none pending (all grace periods over), 66 decoys",
 			truth.AsOf, len(truth.Pending), len(decoys), now0)
 	}
 	var buf bytes.Buffer
