@@ -112,15 +112,33 @@ func SaveStateCache(ctx context.Context, db *sql.DB, url, dir string, m Manifest
 	if _, err := tx.ExecContext(ctx, `DELETE FROM state_cache`); err != nil {
 		return fmt.Errorf("save the state cache: %w", err)
 	}
+	// Inserted 500 rows a statement: one statement per row costs more
+	// than the rest of the cache.
+	var values []string
+	var args []any
+	insert := func() error {
+		if len(values) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO state_cache VALUES `+strings.Join(values, ", "), args...)
+		values, args = values[:0], args[:0]
+		return err
+	}
 	for _, f := range m.State {
 		r, ok := refs[f.Path]
 		if !ok || r.Fingerprint == "" || f.Rows == nil {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO state_cache VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			url, r.Table, r.Slice, r.Fingerprint, f.SHA256, f.Size, *f.Rows); err != nil {
-			return fmt.Errorf("save the state cache: %w", err)
+		values = append(values, "(?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, url, r.Table, r.Slice, r.Fingerprint, f.SHA256, f.Size, *f.Rows)
+		if len(values) == 500 {
+			if err := insert(); err != nil {
+				return fmt.Errorf("save the state cache: %w", err)
+			}
 		}
+	}
+	if err := insert(); err != nil {
+		return fmt.Errorf("save the state cache: %w", err)
 	}
 	return tx.Commit()
 }
