@@ -110,7 +110,7 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows
 		if err != nil {
 			return err
 		}
-		if rel = filepath.ToSlash(rel); rel != ManifestName {
+		if rel = filepath.ToSlash(rel); rel != ManifestName && rel != StateRefsName {
 			rels = append(rels, rel)
 		}
 		return nil
@@ -122,6 +122,21 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows
 	if err != nil {
 		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
+	// State slices taken from the state cache: their objects are in the
+	// store (SaveInputs checked), most of them are not even written here.
+	refs, err := readStateRefs(dir)
+	if err != nil {
+		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
+	}
+	stored := map[string]bool{}
+	for _, r := range refs {
+		if r.SHA256 != "" {
+			rows := r.Rows
+			m.State = append(m.State, File{Path: r.Path, Size: r.Size, SHA256: r.SHA256, Rows: &rows})
+			stored[r.Path] = true
+		}
+	}
+	rels = slices.DeleteFunc(rels, func(rel string) bool { return stored[rel] })
 	// Hashing (and counting the rows of the files rows lacks) is CPU work: one file per core at a time.
 	described := make([]File, len(rels))
 	g, gctx := errgroup.WithContext(ctx)
@@ -157,6 +172,7 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows
 			m.Files = append(m.Files, f)
 		}
 	}
+	slices.SortFunc(m.State, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	b, err := m.encode()
 	if err != nil {
 		return m, err
@@ -178,7 +194,7 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows
 	// a HEAD request on S3); two slices with the same bytes are sent once.
 	sent := map[string]bool{}
 	for _, f := range m.State {
-		if sent[f.SHA256] {
+		if sent[f.SHA256] || stored[f.Path] {
 			continue
 		}
 		sent[f.SHA256] = true

@@ -39,8 +39,9 @@ func ObjectKey(sum string) string {
 // table, is inputs/state/<table>.parquet).
 var stateSlice = regexp.MustCompile(`^inputs/state/[a-z0-9_]+/[0-9]{6}\.parquet$`)
 
-// ledgerTables describe runs rather than data; they are not part of a run's state.
-var ledgerTables = map[string]bool{"runs": true, "run_stages": true, "schema_version": true}
+// ledgerTables describe runs (and the state cache) rather than data; they
+// are not part of a run's state.
+var ledgerTables = map[string]bool{"runs": true, "run_stages": true, "schema_version": true, "state_cache": true}
 
 // sliceColumns are the columns a table's state is sliced by, first found
 // first: the run that loaded a row, the report generation it came from, the
@@ -56,7 +57,13 @@ var sliceColumns = []string{"run_id", "report_id", "event_date"}
 // order the warehouse holds them; slices come in the order of that value
 // (run ids sort by time), which RestoreState keeps. An empty table is one
 // empty slice.
-func SaveInputs(ctx context.Context, db *sql.DB, runDir string, catalogue []rules.Rule) error {
+//
+// A slice whose fingerprint matches an entry of the state cache (table
+// state_cache, for store's archive) whose object store still has is not
+// written: StateRefsName lists it with its object's sha256, and Upload
+// references that object (the slices of reportState are written anyway,
+// for the run's reports). A nil store uses no cache.
+func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, catalogue []rules.Rule) error {
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(RulesDir)), 0o755); err != nil {
 		return err
 	}
@@ -64,10 +71,22 @@ func SaveInputs(ctx context.Context, db *sql.DB, runDir string, catalogue []rule
 	if err != nil {
 		return err
 	}
+	cache := stateCache{}
+	if store != nil {
+		if cache, err = loadStateCache(ctx, db, store.URL()); err != nil {
+			return err
+		}
+	}
+	var refs []stateRef
 	for _, t := range tables {
-		if err := saveTable(ctx, db, t, filepath.Join(runDir, filepath.FromSlash(StateDir), t)); err != nil {
+		r, err := saveTable(ctx, db, store, cache, t, runDir)
+		if err != nil {
 			return fmt.Errorf("save the state of %s: %w", t, err)
 		}
+		refs = append(refs, r...)
+	}
+	if err := writeStateRefs(runDir, refs); err != nil {
+		return err
 	}
 	for _, r := range catalogue {
 		if err := os.WriteFile(filepath.Join(runDir, filepath.FromSlash(RulesDir), path.Base(r.File)), []byte(r.Text), 0o644); err != nil {
@@ -77,83 +96,76 @@ func SaveInputs(ctx context.Context, db *sql.DB, runDir string, catalogue []rule
 	return nil
 }
 
-// saveTable writes the slices of table t into dir.
-func saveTable(ctx context.Context, db *sql.DB, t, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+// saveTable writes the slices of table t into runDir but the cache hits,
+// and returns them all.
+func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t, runDir string) ([]stateRef, error) {
+	dir := path.Join(StateDir, t)
+	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(dir)), 0o755); err != nil {
+		return nil, err
 	}
-	col, err := sliceColumn(ctx, db, t)
+	cols, err := tableColumns(ctx, db, t)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	copyTo := func(i int, where string, args ...any) error {
-		p := filepath.Join(dir, fmt.Sprintf("%06d.parquet", i))
-		_, err := db.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * FROM main.%s%s) TO %s (FORMAT parquet, COMPRESSION zstd)`,
-			ident(t), where, sqlString(p)), args...)
-		return err
+	col := sliceColumn(cols)
+	refs, err := fingerprints(ctx, db, t, col, cols)
+	if err != nil {
+		return nil, err
 	}
-	var values []sql.NullString
-	if col != "" {
-		rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT DISTINCT CAST(%[1]s AS VARCHAR) AS v FROM main.%[2]s ORDER BY v NULLS FIRST`,
-			ident(col), ident(t)))
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var v sql.NullString
-			if err := rows.Scan(&v); err != nil {
-				rows.Close()
-				return err
-			}
-			values = append(values, v)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
+	if err := cacheHits(ctx, store, cache, refs); err != nil {
+		return nil, err
 	}
-	if len(values) == 0 {
-		return copyTo(0, "")
-	}
-	for i, v := range values {
-		var err error
-		if v.Valid {
-			err = copyTo(i, fmt.Sprintf(` WHERE CAST(%s AS VARCHAR) = $1`, ident(col)), v.String)
-		} else {
-			err = copyTo(i, fmt.Sprintf(` WHERE %s IS NULL`, ident(col)))
+	for i := range refs {
+		r := &refs[i]
+		r.Path = fmt.Sprintf("%s/%06d.parquet", dir, i)
+		if r.SHA256 != "" && !reportState[t] {
+			continue
 		}
-		if err != nil {
-			return err
+		where, args := "", []any(nil)
+		switch {
+		case len(refs) == 1 && r.Slice == nil:
+			// the whole table: no slice column, or every row NULL, or none
+		case r.Slice == nil:
+			where = fmt.Sprintf(` WHERE %s IS NULL`, ident(col))
+		default:
+			where, args = fmt.Sprintf(` WHERE CAST(%s AS VARCHAR) = $1`, ident(col)), []any{*r.Slice}
+		}
+		p := filepath.Join(runDir, filepath.FromSlash(r.Path))
+		if _, err := db.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * FROM main.%s%s) TO %s (FORMAT parquet, COMPRESSION zstd)`,
+			ident(t), where, sqlString(p)), args...); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return refs, nil
 }
 
-// sliceColumn is the first of sliceColumns that table t has, "" if none.
-func sliceColumn(ctx context.Context, db *sql.DB, t string) (string, error) {
-	rows, err := db.QueryContext(ctx, `SELECT column_name FROM duckdb_columns()
-		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`, t)
+// tableColumns are the columns of table t with their types, in order.
+func tableColumns(ctx context.Context, db *sql.DB, t string) ([]column, error) {
+	rows, err := db.QueryContext(ctx, `SELECT column_name, data_type FROM duckdb_columns()
+		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`, t)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer rows.Close()
-	var cols []string
+	var cols []column
 	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			return "", err
+		var c column
+		if err := rows.Scan(&c.name, &c.typ); err != nil {
+			return nil, err
 		}
 		cols = append(cols, c)
 	}
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
+	return cols, rows.Err()
+}
+
+// sliceColumn is the first of sliceColumns that cols hold, "" if none.
+func sliceColumn(cols []column) string {
 	for _, c := range sliceColumns {
-		if slices.Contains(cols, c) {
-			return c, nil
+		if slices.ContainsFunc(cols, func(x column) bool { return x.name == c }) {
+			return c
 		}
 	}
-	return "", nil
+	return ""
 }
 
 // StateFiles are the Parquet files of table t's state in a run folder, in

@@ -65,6 +65,19 @@ func TestReplayHistory(t *testing.T) {
 	if len(objects) != len(seen) || len(objects) >= refs {
 		t.Errorf("%d objects for %d distinct slices, %d references: the runs share none", len(objects), len(seen), refs)
 	}
+	// issue 17 (h17d): the state cache holds the last run's slices, which
+	// the next run references instead of writing them; the runs above after
+	// the first did, and replay below checks them.
+	if db, err := reconsql.OpenDB(e.cfg.DB, true); err != nil {
+		t.Fatal(err)
+	} else {
+		var n int
+		err := db.QueryRow(`SELECT count(*) FROM state_cache`).Scan(&n)
+		db.Close()
+		if last := manifestOf(t, e.cfg.ArchiveURL, runs[len(runs)-1].RunID); err != nil || n != len(last.State) {
+			t.Errorf("state cache: %d entries (%v), want the last run's %d slices", n, err, len(last.State))
+		}
+	}
 	for _, r := range runs {
 		res, err := replay(t, e.cfg.ArchiveURL, r.RunID)
 		if err != nil {

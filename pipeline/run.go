@@ -121,7 +121,8 @@ type runner struct {
 	log            *slog.Logger
 	res            *Result
 	runDir, rawDir string
-	rows           output.Rows // rows of each raw file, as the load counted them (for the manifest)
+	rows           output.Rows  // rows of each raw file, as the load counted them (for the manifest)
+	store          output.Store // the archive
 }
 
 func run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
@@ -137,6 +138,7 @@ func run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.store = store
 	files, err := r.extract(ctx)
 	if err != nil {
 		return res, err
@@ -208,7 +210,7 @@ func (r *runner) extract(ctx context.Context) ([]raw.File, error) {
 func (r *runner) reconcile(ctx context.Context, db *sql.DB, files []raw.File) (output.RunInfo, error) {
 	res := r.res
 	if err := r.timed("state", func() (int64, error) {
-		return 0, output.SaveInputs(ctx, db, r.runDir, r.cfg.catalogue)
+		return 0, output.SaveInputs(ctx, db, r.store, r.runDir, r.cfg.catalogue)
 	}); err != nil {
 		return output.RunInfo{}, err
 	}
@@ -290,7 +292,7 @@ func (r *runner) publish(ctx context.Context, wh *Warehouse, store output.Store,
 	}); err != nil {
 		return false, err
 	}
-	manifest, archived := r.upload(ctx, store, &info)
+	manifest, archived := r.upload(ctx, wh.DB, store, &info)
 	ledger := Ledger{wh.DB}
 	if res.Open, res.Unhandled, err = ledger.OpenBreaks(ctx, res.Window); err != nil {
 		return false, err
@@ -316,13 +318,18 @@ func (r *runner) publish(ctx context.Context, wh *Warehouse, store output.Store,
 
 // upload is the archive stage: the run's files, without their manifest.
 // A failure makes the run incomplete (info too) and is returned.
-func (r *runner) upload(ctx context.Context, store output.Store, info *output.RunInfo) (output.Manifest, error) {
+func (r *runner) upload(ctx context.Context, db *sql.DB, store output.Store, info *output.RunInfo) (output.Manifest, error) {
 	res := r.res
 	var manifest output.Manifest
 	err := r.timed(archiveStage, func() (int64, error) {
 		m, err := output.Upload(ctx, store, *info, r.runDir, r.rows)
 		if err == nil {
 			r.log.Info("archive uploaded; its manifest follows the publish", "files", len(m.Files), "bytes", m.Size())
+			// The next run references these slices instead of writing them
+			// again; without the cache it only writes them all again.
+			if cerr := output.SaveStateCache(ctx, db, store.URL(), r.runDir, m); cerr != nil {
+				r.log.Warn("state cache not saved", "err", cerr)
+			}
 		}
 		manifest = m
 		return int64(len(m.Files)), err

@@ -1,0 +1,304 @@
+package output
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// StateRefsName is the file, in a run folder, where SaveInputs lists the
+// state slices with their fingerprints, and the sha256 of those it took
+// from the state cache instead of writing them. Upload reads it; it is not
+// archived.
+const StateRefsName = "state-slices.json"
+
+// fingerprintFormat changes whenever the way slices are written or
+// fingerprinted does, so older cache entries no longer match.
+const fingerprintFormat = "f1"
+
+// reportState are the tables whose state the run's own reports read from the
+// run folder (changes.csv, the workflow before the run): their slices are
+// always written, a cache hit only saves hashing them.
+var reportState = map[string]bool{"breaks": true, "break_events": true}
+
+// stateRef is one slice of the state SaveInputs saved. SHA256, Size and
+// Rows are set for a cache hit: the archive already holds its object.
+type stateRef struct {
+	Path        string  `json:"path"`
+	Table       string  `json:"table"`
+	Slice       *string `json:"slice"`
+	Fingerprint string  `json:"fingerprint,omitempty"`
+	SHA256      string  `json:"sha256,omitempty"`
+	Size        int64   `json:"size,omitempty"`
+	Rows        int64   `json:"rows,omitempty"`
+}
+
+// stateCache maps cacheKey(table, slice, fingerprint) to the object of a
+// slice the archive holds.
+type stateCache map[string]File
+
+func cacheKey(table string, slice *string, fp string) string {
+	s := "\x00null"
+	if slice != nil {
+		s = "\x01" + *slice
+	}
+	return table + "\x00" + s + "\x00" + fp
+}
+
+// hasTable reports whether main.t exists (a warehouse migrated before
+// state_cache, or a test's hand-made schema, has none).
+func hasTable(ctx context.Context, db *sql.DB, t string) (bool, error) {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables()
+		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`, t).Scan(&n)
+	return n > 0, err
+}
+
+// loadStateCache reads the entries of the archive url from state_cache.
+func loadStateCache(ctx context.Context, db *sql.DB, url string) (stateCache, error) {
+	c := stateCache{}
+	if ok, err := hasTable(ctx, db, "state_cache"); err != nil || !ok {
+		return c, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT table_name, slice_value, fingerprint, sha256, size, rows
+		FROM state_cache WHERE archive = $1`, url)
+	if err != nil {
+		return nil, fmt.Errorf("read the state cache: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t, fp string
+		var slice sql.NullString
+		var f File
+		var n int64
+		if err := rows.Scan(&t, &slice, &fp, &f.SHA256, &f.Size, &n); err != nil {
+			return nil, err
+		}
+		f.Rows = &n
+		var s *string
+		if slice.Valid {
+			s = &slice.String
+		}
+		c[cacheKey(t, s, fp)] = f
+	}
+	return c, rows.Err()
+}
+
+// SaveStateCache replaces the state cache of db with the slices of m, the
+// manifest Upload returned for the run folder dir (whose StateRefsName
+// gives their fingerprints), stored in the archive url. Call it only once
+// Upload succeeded: an entry says the archive holds its object.
+func SaveStateCache(ctx context.Context, db *sql.DB, url, dir string, m Manifest) error {
+	if ok, err := hasTable(ctx, db, "state_cache"); err != nil || !ok {
+		return err
+	}
+	refs, err := readStateRefs(dir)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM state_cache`); err != nil {
+		return fmt.Errorf("save the state cache: %w", err)
+	}
+	// Inserted 500 rows a statement: one statement per row costs more
+	// than the rest of the cache.
+	var values []string
+	var args []any
+	insert := func() error {
+		if len(values) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO state_cache VALUES `+strings.Join(values, ", "), args...)
+		values, args = values[:0], args[:0]
+		return err
+	}
+	for _, f := range m.State {
+		r, ok := refs[f.Path]
+		if !ok || r.Fingerprint == "" || f.Rows == nil {
+			continue
+		}
+		values = append(values, "(?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, url, r.Table, r.Slice, r.Fingerprint, f.SHA256, f.Size, *f.Rows)
+		if len(values) == 500 {
+			if err := insert(); err != nil {
+				return fmt.Errorf("save the state cache: %w", err)
+			}
+		}
+	}
+	if err := insert(); err != nil {
+		return fmt.Errorf("save the state cache: %w", err)
+	}
+	return tx.Commit()
+}
+
+// writeStateRefs writes refs into dir/StateRefsName.
+func writeStateRefs(dir string, refs []stateRef) error {
+	b, err := json.MarshalIndent(refs, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, StateRefsName), append(b, '\n'), 0o644)
+}
+
+// readStateRefs reads dir/StateRefsName by path; none if it is missing (a
+// run folder written before the state cache).
+func readStateRefs(dir string) (map[string]stateRef, error) {
+	b, err := os.ReadFile(filepath.Join(dir, StateRefsName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var refs []stateRef
+	if err := json.Unmarshal(b, &refs); err != nil {
+		return nil, fmt.Errorf("read %s: %w", StateRefsName, err)
+	}
+	out := make(map[string]stateRef, len(refs))
+	for _, r := range refs {
+		out[r.Path] = r
+	}
+	return out, nil
+}
+
+// fingerprints are the slices of table t, in the order SaveInputs writes
+// them, with the fingerprint of each: the fingerprint format and DuckDB
+// version, the table's columns and types, the row count, and three hash
+// aggregates over the rows: a xor and a sum of row hashes (content), and
+// sum(h·rowid) − min(rowid)·sum(h) (the rows' order within the slice,
+// unchanged when a checkpoint renumbers the row ids by a constant). Equal
+// fingerprints mean the same rows in the same order, so the same Parquet
+// bytes. A table whose types hash() does not tell apart byte for byte gets
+// no fingerprints ("").
+func fingerprints(ctx context.Context, db *sql.DB, t, col string, cols []column) ([]stateRef, error) {
+	base, hashed, ok := fingerprintBase(ctx, db, cols)
+	var q string
+	switch {
+	case !ok && col == "":
+		return []stateRef{{Table: t}}, nil
+	case !ok:
+		q = fmt.Sprintf(`SELECT DISTINCT CAST(%[1]s AS VARCHAR) AS v, 0, '', '', '' FROM main.%[2]s ORDER BY v NULLS FIRST`, ident(col), ident(t))
+	default:
+		v, group := "NULL::VARCHAR", ""
+		if col != "" {
+			v, group = "CAST("+ident(col)+" AS VARCHAR)", " GROUP BY v ORDER BY v NULLS FIRST"
+		}
+		q = fmt.Sprintf(`SELECT any_value(v), count(*), CAST(coalesce(bit_xor(hx), 0) AS VARCHAR), CAST(coalesce(sum(h), 0) AS VARCHAR),
+			CAST(coalesce(sum(CAST(h >> 24 AS HUGEINT) * rowid) - min(rowid) * sum(CAST(h >> 24 AS HUGEINT)), 0) AS VARCHAR)
+			FROM (SELECT %[1]s AS v, rowid, hash(%[2]s) AS h, hash(%[2]s, 'recon') AS hx FROM main.%[3]s)%[4]s`,
+			v, hashed, ident(t), group)
+	}
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("fingerprint: %w", err)
+	}
+	defer rows.Close()
+	var out []stateRef
+	for rows.Next() {
+		var v sql.NullString
+		var n int64
+		var x, s, o string
+		if err := rows.Scan(&v, &n, &x, &s, &o); err != nil {
+			return nil, err
+		}
+		r := stateRef{Table: t}
+		if v.Valid {
+			r.Slice = &v.String
+		}
+		if ok {
+			r.Fingerprint = fmt.Sprintf("%s|%d|%s|%s|%s", base, n, x, s, o)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 { // an empty table: one empty slice
+		r := stateRef{Table: t}
+		if ok {
+			r.Fingerprint = base + "|0"
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// column is a column of a table and its DuckDB type.
+type column struct{ name, typ string }
+
+// unhashable are parts of type names whose values hash() treats as equal
+// while their Parquet bytes differ (-0.0 and 0.0, '1 month' and '30 days',
+// time zones of a TIMETZ), or that are not checked: a table with such a
+// column is written every run.
+var unhashable = []string{"FLOAT", "DOUBLE", "REAL", "INTERVAL", "TIME WITH TIME ZONE", "TIMETZ", "MAP(", "UNION(", "ENUM(", "BIT", "VARINT", "BIGNUM"}
+
+// fingerprintBase is the part of the fingerprints common to a table's
+// slices and the SQL list of the table's columns to hash; ok is false when
+// a column's type cannot be fingerprinted. A top-level INTERVAL is hashed
+// as its text.
+func fingerprintBase(ctx context.Context, db *sql.DB, cols []column) (string, string, bool) {
+	var version string
+	if err := db.QueryRowContext(ctx, `SELECT library_version FROM pragma_version()`).Scan(&version); err != nil || len(cols) == 0 {
+		return "", "", false
+	}
+	var sig, hashed []string
+	for _, c := range cols {
+		e := ident(c.name)
+		if c.typ == "INTERVAL" {
+			e = "CAST(" + e + " AS VARCHAR)"
+		} else if containsAny(c.typ, unhashable) {
+			return "", "", false
+		}
+		sig = append(sig, c.name+" "+c.typ)
+		hashed = append(hashed, e)
+	}
+	return fingerprintFormat + "|" + version + "|" + SHA256([]byte(strings.Join(sig, ","))), strings.Join(hashed, ", "), true
+}
+
+func containsAny(s string, parts []string) bool {
+	for _, p := range parts {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// cacheHits sets SHA256, Size and Rows of the refs found in cache whose
+// object store still has (Has), at most uploads checks at once.
+func cacheHits(ctx context.Context, store Store, cache stateCache, refs []stateRef) error {
+	if store == nil || len(cache) == 0 {
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(uploads)
+	for i := range refs {
+		r := &refs[i]
+		f, ok := cache[cacheKey(r.Table, r.Slice, r.Fingerprint)]
+		if r.Fingerprint == "" || !ok || len(f.SHA256) != 64 {
+			continue
+		}
+		g.Go(func() error {
+			// An object the archive lost, or cannot be asked about, is a
+			// miss: the slice is written, and Upload puts it.
+			if has, err := store.Has(gctx, ObjectKey(f.SHA256), f.Size, f.SHA256); err != nil || !has {
+				return nil
+			}
+			r.SHA256, r.Size, r.Rows = f.SHA256, f.Size, *f.Rows
+			return nil
+		})
+	}
+	return g.Wait()
+}

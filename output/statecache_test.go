@@ -1,0 +1,157 @@
+package output_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"recon/output"
+	reconsql "recon/sql"
+)
+
+// cacheRun is one archived run of TestStateCache: the manifest with the
+// cache, and the state slices the same warehouse gives without it.
+type cacheRun struct {
+	m       output.Manifest
+	written int // state slices written into the run folder
+	nocache []output.File
+}
+
+// TestStateCache: a slice whose rows did not change is referenced from the
+// state cache, not written; any change of its rows makes it a miss, even
+// with the same row count (one amount updated, or the same rows in another
+// order), and so does its object missing from the archive. Whatever the
+// cache does, the manifest's state is the one a run without cache gives,
+// and it restores the warehouse.
+func TestStateCache(t *testing.T) {
+	ctx := t.Context()
+	db, err := reconsql.OpenDB(filepath.Join(t.TempDir(), "w.duckdb"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := reconsql.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, db,
+		`CREATE TABLE zz_loaded (run_id VARCHAR, n INTEGER, amount DECIMAL(38,12), tags VARCHAR[], wait INTERVAL)`,
+		`INSERT INTO zz_loaded SELECT 'r-' || (i % 5), i, i / 100, ['a', 'b'], INTERVAL 1 DAY FROM range(5000) t(i)`,
+		`INSERT INTO breaks (break_id, rule_id, severity, status, break_key, event_date, first_seen_run, first_seen_at, last_seen_run, age_days)
+			VALUES ('b1', 'R', 'P1', 'new', 'k', DATE '2026-10-01', 'r-0', TIMESTAMPTZ '2026-10-01 00:00:00+00', 'r-0', 0)`)
+	store, err := output.NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 10, 3, 1, 0, 0, 0, time.UTC)
+	var prev cacheRun
+	archive := func(id string) cacheRun {
+		t.Helper()
+		var r cacheRun
+		defer func() { prev = r }()
+		plain := t.TempDir()
+		if err := output.SaveInputs(ctx, db, nil, plain, nil); err != nil {
+			t.Fatal(err)
+		}
+		runDir := t.TempDir()
+		if err := output.SaveInputs(ctx, db, store, runDir, nil); err != nil {
+			t.Fatal(err)
+		}
+		files, _ := filepath.Glob(filepath.Join(runDir, "inputs", "state", "*", "*.parquet"))
+		r.written = len(files)
+		start = start.Add(24 * time.Hour)
+		m0, err := output.Upload(ctx, discard{store}, output.RunInfo{ID: id + "-plain", StartedAt: start}, plain, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.nocache = m0.State
+		if r.m, err = output.Archive(ctx, store, output.RunInfo{ID: id, StartedAt: start}, runDir, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := output.SaveStateCache(ctx, db, store.URL(), runDir, r.m); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(r.m.State, r.nocache, sameFile) {
+			t.Errorf("%s: state with the cache differs from the state without:\n%v\n%v", id, r.m.State, r.nocache)
+		}
+		return r
+	}
+	first := archive("r-a")
+	// Only the slices of the tables the reports read are written again.
+	if second := archive("r-b"); second.written != 2 || len(second.m.State) != len(first.m.State) {
+		t.Errorf("second run over the same warehouse wrote %d of %d slices, want 2 (breaks, break_events)", second.written, len(second.m.State))
+	}
+
+	miss := func(id, what string, q ...string) {
+		t.Helper()
+		before := prev
+		exec(t, db, q...)
+		r := archive(id)
+		if r.written != 3 {
+			t.Errorf("%s: %d slices written, want 3 (the changed one, breaks, break_events)", what, r.written)
+		}
+		changed := 0
+		for i := range r.m.State {
+			if r.m.State[i].SHA256 != before.m.State[i].SHA256 {
+				changed++
+			}
+		}
+		if changed != 1 {
+			t.Errorf("%s: %d slices changed, want 1", what, changed)
+		}
+	}
+	miss("r-c", "one amount updated", `UPDATE zz_loaded SET amount = amount + 1 WHERE n = 7`)
+	miss("r-d", "same rows, another order", `CREATE TEMP TABLE moved AS SELECT * FROM zz_loaded WHERE n = 12`,
+		`DELETE FROM zz_loaded WHERE n = 12`, `INSERT INTO zz_loaded SELECT * FROM moved`)
+	miss("r-e", "an interval that hashes the same", `UPDATE zz_loaded SET wait = INTERVAL 1 MONTH WHERE n = 3`)
+	miss("r-f", "then 30 days", `UPDATE zz_loaded SET wait = INTERVAL 30 DAY WHERE n = 3`)
+	miss("r-g", "a list element", `UPDATE zz_loaded SET tags = ['a', NULL] WHERE n = 4`)
+
+	// An object gone from the archive: the slice is written and put again.
+	last := archive("r-h")
+	f := last.m.State[slices.IndexFunc(last.m.State, func(f output.File) bool { return f.Path == "inputs/state/zz_loaded/000001.parquet" })]
+	if err := os.Remove(filepath.Join(store.URL(), filepath.FromSlash(output.ObjectKey(f.SHA256)))); err != nil {
+		t.Fatal(err)
+	}
+	if r := archive("r-i"); r.written != 3 {
+		t.Errorf("object missing from the archive: %d slices written, want 3", r.written)
+	}
+	if _, err := os.Stat(filepath.Join(store.URL(), filepath.FromSlash(output.ObjectKey(f.SHA256)))); err != nil {
+		t.Errorf("the missing object was not put again: %v", err)
+	}
+
+	// The last run's state, fetched, restores zz_loaded as it is.
+	fetched := t.TempDir()
+	if err := output.Fetch(ctx, store, output.RunPrefix("r-i", start), prev.m, fetched); err != nil {
+		t.Fatal(err)
+	}
+	var same bool
+	if err := db.QueryRow(`SELECT (SELECT list(t ORDER BY n) FROM zz_loaded t) =
+		(SELECT list(t ORDER BY n) FROM read_parquet(?) t)`, filepath.Join(fetched, "inputs", "state", "zz_loaded", "*.parquet")).Scan(&same); err != nil {
+		t.Fatal(err)
+	}
+	if !same {
+		t.Error("the fetched state of zz_loaded differs from the warehouse")
+	}
+}
+
+// discard is a store that takes nothing: Upload only describes the folder.
+type discard struct{ output.Store }
+
+func (discard) Has(context.Context, string, int64, string) (bool, error) { return true, nil }
+
+func sameFile(a, b output.File) bool {
+	return a.Path == b.Path && a.SHA256 == b.SHA256 && a.Size == b.Size && *a.Rows == *b.Rows
+}
+
+func exec(t *testing.T, db *sql.DB, qs ...string) {
+	t.Helper()
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
