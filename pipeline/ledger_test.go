@@ -40,8 +40,8 @@ func TestLedger(t *testing.T) {
 		t.Errorf("LastSuccess: ok %v, %v", ok, err)
 	}
 	stages, err := l.StageDurations(ctx, res.RunID)
-	if err != nil || len(stages) != 5 {
-		t.Errorf("StageDurations = %v, %v; want extract, load, rules, report, archive", stages, err)
+	if err != nil || len(stages) != 6 {
+		t.Errorf("StageDurations = %v, %v; want extract, load, rules, report, state, archive", stages, err)
 	}
 	if ids, err := l.ArchivePending(ctx); err != nil || len(ids) != 0 {
 		t.Errorf("ArchivePending = %v, %v", ids, err)
