@@ -80,6 +80,7 @@ type builder struct {
 	extra  map[string]json.RawMessage
 	typed  []typed
 	rows   int
+	data   []int            // string bytes of each field in the last batch (reserved for the next)
 	loaded map[string]int64 // rows appended, by file
 	bad    []quarantined
 	nbad   map[string]int64 // rows rejected, by file
@@ -96,6 +97,7 @@ func newBuilder(t *Table, flush func(arrow.RecordBatch) error) *builder {
 	for i, c := range t.Columns {
 		b.idx[c.Name] = i
 	}
+	b.data = make([]int, len(s.Fields()))
 	return b
 }
 
@@ -213,8 +215,23 @@ func (b *builder) finish() error {
 	if b.rows == 0 {
 		return nil
 	}
+	for i, f := range b.rb.Fields() { // what a batch held, the next reserves: its buffers are not regrown
+		if sb, ok := f.(*array.StringBuilder); ok {
+			b.data[i] = sb.DataLen()
+		}
+	}
+	full := b.rows == batchRows
 	b.rows = 0
 	rec := b.rb.NewRecordBatch()
+	if !full {
+		return b.flush(rec)
+	}
+	b.rb.Reserve(batchRows)
+	for i, f := range b.rb.Fields() {
+		if sb, ok := f.(*array.StringBuilder); ok && b.data[i] > 0 {
+			sb.ReserveData(b.data[i] + b.data[i]/8)
+		}
+	}
 	return b.flush(rec)
 }
 

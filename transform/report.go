@@ -31,28 +31,37 @@ func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f raw
 	}
 	b := newBuilder(t, nil)
 	defer b.release()
-	if err := stageRows(ctx, conn, "stage", b, produce); err != nil {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return st, err
+	}
+	defer tx.Rollback()
+	// The file's rows go straight into the table (one copy, no stage table);
+	// they are told from the rows already there by their rowid: DuckDB gives
+	// appended rows ids above every id the table holds ($last).
+	var last int64
+	if err := tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT coalesce(max(rowid), -1) FROM %s`, t.Name)).Scan(&last); err != nil {
+		return st, err
+	}
+	if err := streamRows(ctx, conn, "stage", b, produce, insertSQL(t, "stage_arrow"),
+		sql.Named("report_id", f.ReportID)); err != nil {
 		return st, fmt.Errorf("read %s: %w", f.Path, err)
 	}
 	st.Rows, st.Quarantined = b.loaded[f.Path], int64(len(b.bad))
 	if err := stageRecord(ctx, conn, b.bad, []FileStats{st}); err != nil {
 		return st, err
 	}
-
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return st, err
-	}
-	defer tx.Rollback()
 	args := append(windowArgs(f),
 		sql.Named("report_id", f.ReportID), sql.Named("file", f.Path), sql.Named("run_id", l.runID),
-		sql.Named("source", t.Source), sql.Named("type", reportType(t)), sql.Named("account", nil))
+		sql.Named("source", t.Source), sql.Named("type", reportType(t)), sql.Named("account", nil), sql.Named("last", last))
+	if err := execAll(ctx, tx, args, newRowsSQL(t)); err != nil {
+		return st, fmt.Errorf("stage the keys of %s: %w", f.Path, err)
+	}
 	if st.Changes, err = recordChanges(ctx, tx, t, args); err != nil {
 		return st, fmt.Errorf("compare %s with the rows loaded: %w", f.Path, err)
 	}
 	if err := execAll(ctx, tx, args, append([]string{
 		fmt.Sprintf(`DELETE FROM %s WHERE %s`, t.Name, replacedRows(t, t.Name)),
-		insertSQL(t, "stage"),
 		`DELETE FROM quarantine WHERE source = $source AND account IS NULL AND window_from >= $from AND window_to <= $to`,
 	}, recordFilesSQL...)...); err != nil {
 		return st, fmt.Errorf("load %s into %s: %w", f.Path, t.Name, err)
@@ -80,10 +89,28 @@ func reportType(t *Table) string {
 }
 
 // replacedRows is the condition on the table (aliased alias) of the rows a
-// report load replaces: in its window, or with a key the stage brings.
+// report load replaces: rows that were there before the load ($last) in its
+// window, or with a key the stage (the new rows) brings.
 func replacedRows(t *Table, alias string) string {
-	return fmt.Sprintf(`(%[1]s.%[2]s >= $start AND %[1]s.%[2]s < $end) OR EXISTS (SELECT 1 FROM stage s WHERE %[3]s)`,
+	return fmt.Sprintf(`%[1]s.rowid <= $last AND ((%[1]s.%[2]s >= $start AND %[1]s.%[2]s < $end) OR EXISTS (SELECT 1 FROM stage s WHERE %[3]s))`,
 		alias, t.WindowTime, keyMatch(t, alias, "s"))
+}
+
+// newRowsSQL stages what the slice replace reads of the rows the load just
+// appended (rowid above $last): their keys, payment id, tracked columns and
+// line, not the whole rows.
+func newRowsSQL(t *Table) string {
+	cols := append([]string{}, t.Key...)
+	if !contains(cols, "network_payment_id") {
+		cols = append(cols, "network_payment_id")
+	}
+	for _, c := range t.Columns {
+		if c.Tracked && !contains(cols, c.Name) {
+			cols = append(cols, c.Name)
+		}
+	}
+	return fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE stage AS SELECT %s, source_line AS _line FROM %s WHERE rowid > $last`,
+		strings.Join(cols, ", "), t.Name)
 }
 
 func keyMatch(t *Table, a, b string) string {

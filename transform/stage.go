@@ -74,6 +74,14 @@ func (s *stream) Err() error {
 // stageRows creates the temporary table name from the rows produce adds to
 // b, streamed batch by batch; b's rejected rows are complete on return.
 func stageRows(ctx context.Context, conn *sql.Conn, name string, b *builder, produce func(*builder) error) error {
+	return streamRows(ctx, conn, name, b, produce, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %[1]s AS SELECT * FROM %[1]s_arrow", name))
+}
+
+// streamRows runs query, which reads the rows produce adds to b from the
+// view name_arrow, streamed batch by batch; b's rejected rows are complete
+// on return.
+func streamRows(ctx context.Context, conn *sql.Conn, name string, b *builder, produce func(*builder) error,
+	query string, args ...sql.NamedArg) error {
 	s := &stream{schema: b.schema, ch: make(chan arrow.RecordBatch, 2), stop: make(chan struct{}), done: make(chan struct{})}
 	s.refs.Store(1)
 	b.flush = func(rec arrow.RecordBatch) error {
@@ -97,7 +105,7 @@ func stageRows(ctx context.Context, conn *sql.Conn, name string, b *builder, pro
 		close(s.ch)
 		close(s.done)
 	}()
-	execErr := createFromReader(ctx, conn, name, s)
+	execErr := execOnReader(ctx, conn, name, s, query, args...)
 	s.Release()
 	<-s.done
 	if s.err != nil && !errors.Is(s.err, errStopped) {
@@ -119,6 +127,16 @@ func stageRecords(ctx context.Context, conn *sql.Conn, name string, schema *arro
 // createFromReader registers r with the driver and copies it, in bulk, into
 // the temporary table name.
 func createFromReader(ctx context.Context, conn *sql.Conn, name string, r array.RecordReader) error {
+	return execOnReader(ctx, conn, name, r, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %[1]s AS SELECT * FROM %[1]s_arrow", name))
+}
+
+// execOnReader registers r with the driver as the view name_arrow and runs
+// query, which reads it in bulk.
+func execOnReader(ctx context.Context, conn *sql.Conn, name string, r array.RecordReader, query string, args ...sql.NamedArg) error {
+	nv := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		nv[i] = driver.NamedValue{Name: a.Name, Ordinal: i + 1, Value: a.Value}
+	}
 	err := conn.Raw(func(dc any) error {
 		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
 		if err != nil {
@@ -129,8 +147,7 @@ func createFromReader(ctx context.Context, conn *sql.Conn, name string, r array.
 			return err
 		}
 		defer release()
-		_, err = dc.(driver.ExecerContext).ExecContext(ctx,
-			fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM %s_arrow", name, name), nil)
+		_, err = dc.(driver.ExecerContext).ExecContext(ctx, query, nv)
 		return err
 	})
 	if err != nil {
