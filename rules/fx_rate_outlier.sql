@@ -11,6 +11,11 @@ WITH quoted AS (
     WHERE quote_ts >= $window_start AND quote_ts < $window_end
       AND fx_spot_rate IS NOT NULL
       AND upper(sent_currency) <> upper(received_currency)
+      -- A cheap necessary condition in DOUBLE (its error is far inside the
+      -- margin) spares the exact DECIMAL(38) arithmetic on most rows.
+      AND abs(CAST(received_amount AS DOUBLE) - CAST(sent_amount AS DOUBLE) * CAST(fx_spot_rate AS DOUBLE)) * 10000
+          + 1e-6 * (abs(CAST(received_amount AS DOUBLE)) + abs(CAST(sent_amount AS DOUBLE) * CAST(fx_spot_rate AS DOUBLE))) + 1e-6
+          >= CAST(CAST(CAST($threshold_bps AS DECIMAL(38,12)) AS DECIMAL(18,4)) AS DOUBLE) * CAST(sent_amount AS DOUBLE) * CAST(fx_spot_rate AS DOUBLE)
 )
 SELECT
     network_payment_id AS break_key,

@@ -28,6 +28,7 @@ WITH notified AS (
         UNION ALL SELECT payment_id, payment_state, modified_at FROM payments
     )
     WHERE reached_at IS NOT NULL AND state IS NOT NULL
+      AND payment_id IN (SELECT payment_id FROM notified)
     GROUP BY payment_id, state
 ), missing AS (
     SELECT r.payment_id, list(r.state ORDER BY r.reached_at, r.state) AS states, min(r.reached_at) AS first_missing_at

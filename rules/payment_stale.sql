@@ -28,6 +28,21 @@ WITH latest AS (
             sender_address, receiver_address, quote_amount, quote_currency, source_file, source_line, false AS swept
         FROM payments
     )
+    -- Only the payments with a copy that is stuck (the test of the stuck
+    -- scope below) can have a stuck latest copy: rank no others.
+    WHERE payment_id IN (
+        SELECT payment_id FROM payment_label_sweep WHERE coalesce(payment_state NOT IN ('COMPLETED', 'FAILED', 'RETURNED'), true)
+                AND (payment_state IN ('FORWARDED', 'AWAITING_COLLECTION')
+                    OR list_has_any(labels, ['FORWARDED', 'AWAITING_COLLECTION'])
+                    OR (payment_state = 'EXECUTED' AND completed_at IS NULL))
+                AND coalesce(executed_at, created_at) + CAST($stuck_after AS INTERVAL) <= $as_of
+        UNION ALL
+        SELECT payment_id FROM payments WHERE coalesce(payment_state NOT IN ('COMPLETED', 'FAILED', 'RETURNED'), true)
+                AND (payment_state IN ('FORWARDED', 'AWAITING_COLLECTION')
+                    OR list_has_any(labels, ['FORWARDED', 'AWAITING_COLLECTION'])
+                    OR (payment_state = 'EXECUTED' AND completed_at IS NULL))
+                AND coalesce(executed_at, created_at) + CAST($stuck_after AS INTERVAL) <= $as_of
+    )
     QUALIFY row_number() OVER (PARTITION BY payment_id ORDER BY modified_at DESC NULLS LAST, swept DESC) = 1
 ),
 judged AS (

@@ -47,7 +47,8 @@ judged AS (
             WHERE e.account = m.account AND e.transaction_type = 'PAYMENT'
               AND (e.returns_payment_with_id = m.payment_id OR e.transaction_id = m.return_id)) AS entry_source
     FROM matched m
-    LEFT JOIN (SELECT DISTINCT payment_id FROM payments) r ON r.payment_id = m.return_id
+    LEFT JOIN (SELECT DISTINCT payment_id FROM payments WHERE payment_id IN (SELECT return_id FROM matched)) r
+        ON r.payment_id = m.return_id
 ),
 faults AS (
     SELECT j.*, coalesce(j.return_change, j.reversal_of_original) AS expected_change,
