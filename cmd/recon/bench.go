@@ -62,7 +62,9 @@ func (a *app) benchCmd() *cobra.Command {
 				if dir, err = os.MkdirTemp("", "recon-bench-"); err != nil {
 					return err
 				}
-				defer os.RemoveAll(dir)
+				if !keep {
+					defer os.RemoveAll(dir)
+				}
 			}
 			rep, err := bench.Run(ctx, bench.Config{Sizes: ns, Dir: dir, Recon: self,
 				Keep: keep, Log: a.stderr, HistoryRuns: historyRuns, HistoryPayments: historyPayments})

@@ -249,6 +249,15 @@ func writeCSV(sb *sandbox.Sandbox, w raw.Window, path string) (Phase, error) {
 	return p, nil
 }
 
+// logTail returns the last n bytes of the file at path.
+func logTail(path string, n int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b[max(0, int64(len(b))-n):])
+}
+
 // runEndToEnd runs `recon run` over the window against the served sandbox
 // as a child process. It returns the run and then its stages, with the CPU
 // and RSS sampled from /proc during each.
@@ -272,8 +281,8 @@ func runEndToEnd(ctx context.Context, cfg Config, srv *sandbox.Served, w raw.Win
 	series := samples()
 	took := time.Since(start)
 	sandboxCPU := (selfCPU() - sbCPU).Seconds()
-	if err != nil {
-		return nil, fmt.Errorf("recon run (log %s): %w", logFile.Name(), err)
+	if err != nil { // the folder may go with the bench: say how the run ended
+		return nil, fmt.Errorf("recon run (log %s): %w; its last lines:\n%s", logFile.Name(), err, logTail(logFile.Name(), 4096))
 	}
 	run := phaseOf(phaseRun, cmd.ProcessState, took)
 	run.PeakRSSMiB = series.peakMiB()
