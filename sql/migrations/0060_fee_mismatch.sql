@@ -59,12 +59,21 @@ CREATE MACRO fee_round(x) AS
          THEN CAST(trunc(x * 100) * 0.01 AS DECIMAL(38,2))
          ELSE CAST(round(x, 2) AS DECIMAL(38,2)) END;
 
+-- payment_fee_legs, cheap on a 1M-payment day: the first and last execution result of each payment come
+-- from one grouped pass instead of two window functions over every result,
+-- only TRANSFER results are expanded into legs, and the matching fees are
+-- listed unordered and then sorted (list_sort) instead of by an ordered
+-- aggregate, which DuckDB sorts group by group. fee_id leads the struct, so
+-- the order is still by fee_id. A PERCENTAGE fee is computed once before
+-- fee_round expands it (OFFSET 0 keeps the subquery from being merged).
+
 CREATE VIEW payment_fee_legs AS
 WITH res AS (
-    SELECT r.*, min(r.execution_result_order) OVER (PARTITION BY r.payment_id) AS first_order,
-           max(r.execution_result_order) OVER (PARTITION BY r.payment_id) AS last_order
+    SELECT r.*, o.first_order, o.last_order
     FROM payment_execution_results r
-    WHERE r.result_list = 'execution'
+    JOIN (SELECT payment_id, min(execution_result_order) AS first_order, max(execution_result_order) AS last_order
+          FROM payment_execution_results WHERE result_list = 'execution' GROUP BY payment_id) o USING (payment_id)
+    WHERE r.result_list = 'execution' AND r.execution_result_type = 'TRANSFER'
 ), legs AS (
     SELECT payment_id, execution_result_id, execution_timestamp, 'sender' AS side, sender_address AS account,
            transfer_currency_code AS currency, sending_amount AS amount, sending_fee AS charged,
@@ -87,11 +96,10 @@ WITH res AS (
     CROSS JOIN first_snapshot f
     WHERE l.execution_result_type = 'TRANSFER'
 ), matched AS (
-    SELECT j.payment_id, j.execution_result_id, j.side, h.fee_id, h.fee_type, h.value, h.lower_limit, h.upper_limit,
-           CASE h.fee_type
-               WHEN 'PERCENTAGE' THEN fee_round(CAST(j.amount * h.value AS DECIMAL(38,14)) * 0.01)
-               WHEN 'FLAT_RATE' THEN fee_round(h.value)
-           END AS fee
+    SELECT payment_id, execution_result_id, side, fee_id, fee_type, value, lower_limit, upper_limit,
+           CASE fee_type WHEN 'PERCENTAGE' THEN fee_round(pct) WHEN 'FLAT_RATE' THEN fee_round(value) END AS fee
+    FROM (SELECT j.payment_id, j.execution_result_id, j.side, h.fee_id, h.fee_type, h.value, h.lower_limit, h.upper_limit,
+                 CASE WHEN h.fee_type = 'PERCENTAGE' THEN CAST(j.amount * h.value AS DECIMAL(38,14)) * 0.01 END AS pct
     FROM judged j
     JOIN fee_history h
       ON h.valid_from <= j.config_at AND (h.valid_to IS NULL OR j.config_at < h.valid_to)
@@ -105,12 +113,13 @@ WITH res AS (
      AND (h.payout_method IS NULL OR h.payout_method = j.payment_method)
      AND (h.lower_limit IS NULL OR j.amount >= h.lower_limit)
      AND (h.upper_limit IS NULL OR j.amount < h.upper_limit)
+         OFFSET 0)
 ), summed AS (
     SELECT payment_id, execution_result_id, side, count(*) AS fees,
            count(*) FILTER (WHERE fee IS NULL) AS unknown_fees,
            sum(fee) AS expected,
-           list({'fee_id': fee_id, 'fee_type': fee_type, 'value': value, 'lower_limit': lower_limit,
-                 'upper_limit': upper_limit, 'fee': fee} ORDER BY fee_id) AS config
+           list_sort(list({'fee_id': fee_id, 'fee_type': fee_type, 'value': value, 'lower_limit': lower_limit,
+                 'upper_limit': upper_limit, 'fee': fee})) AS config
     FROM matched GROUP BY payment_id, execution_result_id, side
 )
 SELECT j.payment_id, j.execution_result_id, j.execution_timestamp, j.side, j.account, j.currency, j.amount,
