@@ -6,16 +6,31 @@
 --
 -- Judges the TRANSFER execution results executed in the window. A leg is
 -- this node's when its account (sender_address: sending_fee; receiver_address:
--- receiving_fee) is one of this node's accounts; payment_fee_legs recomputes
+-- receiving_fee) is one of this node's accounts; payment_fee_legs_for (the
+-- macro behind payment_fee_legs) recomputes
 -- its fee (DESIGN §3: slab lower bound inclusive, upper exclusive; each fee
 -- rounded half-even to 2 decimals; docs/rules.md). A leg whose matching fee
 -- has a fee_type recon cannot compute is a break with expected null. The
 -- total check compares, per currency, total_fees with sending_fee +
 -- receiving_fee over every TRANSFER execution result of the payment, every
 -- node's; it reports the payment on its first account of this node.
-WITH ours AS (
-    SELECT l.* FROM payment_fee_legs l JOIN node_accounts n ON n.account = l.account
-    WHERE l.execution_timestamp >= $window_start AND l.execution_timestamp < $window_end
+WITH off AS (
+    SELECT * FROM payment_fee_legs_for((SELECT list(account) FROM node_accounts), $window_start, $window_end)
+    WHERE expected IS NULL OR abs(charged - expected) > CAST($tolerance AS DECIMAL(38,12))
+),
+configured AS (
+    SELECT o.payment_id, o.execution_result_id, o.side,
+           string_agg('fee ' || h.fee_id || ' ' || coalesce(h.fee_type, 'null') || ' ' || coalesce(amount_text(h.value), 'null')
+               || CASE WHEN h.lower_limit IS NOT NULL OR h.upper_limit IS NOT NULL
+                       THEN ' slab [' || coalesce(amount_text(h.lower_limit), '') || ', ' || coalesce(amount_text(h.upper_limit), '') || ')'
+                       ELSE '' END
+               || ' = ' || coalesce(amount_text(fee_amount(h.fee_type, h.value, o.amount)), '?'), '; ' ORDER BY h.fee_id) AS config
+    FROM off o
+    JOIN fee_history h
+      ON fee_applies(h.valid_from, h.valid_to, h.role_type, h.payment_type, h.node_type, h.currency_code,
+                     h.partner_name, h.account_name, h.payout_method, h.lower_limit, h.upper_limit,
+                     o.config_at, o.side, o.payment_type, o.node_type, o.currency, o.account, o.payment_method, o.amount)
+    GROUP BY ALL
 ),
 leg_breaks AS (
     SELECT
@@ -27,49 +42,52 @@ leg_breaks AS (
                 || ': a matching fee has a fee_type other than PERCENTAGE or FLAT_RATE'
             ELSE 'charged ' || amount_text(o.charged) || ' ' || coalesce(o.currency, '') || ', expected ' || amount_text(o.expected)
                 || ' as the ' || o.side || ' (' || o.node_type || ', ' || o.payment_type || ') of ' || amount_text(o.amount) END
-            || ' from ' || CASE WHEN o.fees = 0 THEN 'no matching fee'
-                ELSE array_to_string(list_transform(o.config, c -> 'fee ' || c.fee_id || ' ' || coalesce(c.fee_type, 'null')
-                    || ' ' || coalesce(amount_text(c.value), 'null')
-                    || CASE WHEN c.lower_limit IS NOT NULL OR c.upper_limit IS NOT NULL
-                            THEN ' slab [' || coalesce(amount_text(c.lower_limit), '') || ', ' || coalesce(amount_text(c.upper_limit), '') || ')'
-                            ELSE '' END
-                    || ' = ' || coalesce(amount_text(c.fee), '?')), '; ') END
+            || ' from ' || coalesce(c.config, 'no matching fee')
             || ' (the configuration of ' || strftime(o.config_at, '%Y-%m-%dT%H:%M:%SZ') || ')' AS detail,
-        'execution result ' || o.execution_result_id || ' (' || r.source_file || ' #' || r.source_line || ')' AS left_source,
+        'execution result ' || o.execution_result_id || ' (' || o.source_file || ' #' || o.source_line || ')' AS left_source,
         'fee configuration (fee_history)' AS right_source
-    FROM ours o
-    JOIN payment_execution_results r USING (payment_id, execution_result_id)
-    WHERE o.expected IS NULL OR abs(o.charged - o.expected) > CAST($tolerance AS DECIMAL(38,12))
+    FROM off o
+    LEFT JOIN configured c USING (payment_id, execution_result_id, side)
+),
+sums AS (
+    SELECT payment_id, currency
+    FROM (SELECT payment_id, transfer_currency_code AS currency, coalesce(sending_fee, 0) + coalesce(receiving_fee, 0) AS diff
+          FROM payment_execution_results WHERE result_list = 'execution' AND execution_result_type = 'TRANSFER'
+          UNION ALL
+          SELECT payment_id, fee_currency, -total_fee FROM payment_fees)
+    GROUP BY payment_id, currency
+    HAVING abs(sum(diff)) > CAST($tolerance AS DECIMAL(38,12))
 ),
 judged AS (
-    SELECT payment_id, min(account) AS account, min(execution_timestamp) AS event_at FROM ours GROUP BY payment_id
-),
-results AS (
-    SELECT r.payment_id, r.transfer_currency_code AS currency,
-           sum(coalesce(r.sending_fee, 0) + coalesce(r.receiving_fee, 0)) AS fees, count(*) AS legs
-    FROM payment_execution_results r JOIN judged USING (payment_id)
-    WHERE r.result_list = 'execution' AND r.execution_result_type = 'TRANSFER'
-    GROUP BY r.payment_id, r.transfer_currency_code
-),
-totals AS (
-    SELECT f.payment_id, f.fee_currency AS currency, sum(f.total_fee) AS total, min(f.source_file || ' #' || f.source_line) AS src
-    FROM payment_fees f JOIN judged USING (payment_id)
-    GROUP BY f.payment_id, f.fee_currency
+    SELECT payment_id, min(account) AS account, min(execution_timestamp) AS event_at
+    FROM (SELECT payment_id, execution_timestamp, unnest([sender_address, receiver_address]) AS account
+          FROM payment_execution_results
+          WHERE result_list = 'execution' AND execution_result_type = 'TRANSFER'
+            AND execution_timestamp >= $window_start AND execution_timestamp < $window_end
+            AND payment_id IN (SELECT payment_id FROM sums))
+    WHERE account IN (SELECT account FROM node_accounts)
+    GROUP BY payment_id
 ),
 total_breaks AS (
     SELECT
-        j.payment_id || '|total_fees|' || coalesce(coalesce(t.currency, x.currency), '') AS break_key,
-        j.event_at, j.payment_id, j.account, coalesce(t.currency, x.currency) AS currency,
+        s.payment_id || '|total_fees|' || coalesce(s.currency, '') AS break_key,
+        j.event_at, s.payment_id, j.account, s.currency,
         coalesce(x.fees, 0) AS expected, coalesce(t.total, 0) AS actual,
-        'fee_info.total_fees in ' || coalesce(coalesce(t.currency, x.currency), 'null') || ' is '
+        'fee_info.total_fees in ' || coalesce(s.currency, 'null') || ' is '
             || coalesce(amount_text(t.total), 'absent') || ', the fees of the ' || coalesce(x.legs, 0)
             || ' TRANSFER execution results in it add up to ' || amount_text(coalesce(x.fees, 0)) AS detail,
         'fee_info.total_fees (' || coalesce(t.src, 'none') || ')' AS left_source,
-        'execution results of payment ' || j.payment_id AS right_source
-    FROM totals t
-    FULL JOIN results x USING (payment_id, currency)
-    JOIN judged j ON j.payment_id = coalesce(t.payment_id, x.payment_id)
-    WHERE abs(coalesce(t.total, 0) - coalesce(x.fees, 0)) > CAST($tolerance AS DECIMAL(38,12))
+        'execution results of payment ' || s.payment_id AS right_source
+    FROM sums s
+    JOIN judged j USING (payment_id)
+    LEFT JOIN (SELECT payment_id, transfer_currency_code AS currency, count(*) AS legs,
+                      sum(coalesce(sending_fee, 0) + coalesce(receiving_fee, 0)) AS fees
+               FROM payment_execution_results
+               WHERE result_list = 'execution' AND execution_result_type = 'TRANSFER' AND payment_id IN (SELECT payment_id FROM sums)
+               GROUP BY ALL) x ON x.payment_id = s.payment_id AND x.currency IS NOT DISTINCT FROM s.currency
+    LEFT JOIN (SELECT payment_id, fee_currency AS currency, sum(total_fee) AS total, min(source_file || ' #' || source_line) AS src
+               FROM payment_fees WHERE payment_id IN (SELECT payment_id FROM sums)
+               GROUP BY ALL) t ON t.payment_id = s.payment_id AND t.currency IS NOT DISTINCT FROM s.currency
 )
 SELECT b.break_key, b.event_at, b.payment_id, p.end_to_end_id, b.account, b.currency, b.expected, b.actual,
        b.detail, b.left_source, b.right_source
