@@ -8,43 +8,65 @@
 -- when empty). Together the two checks say opening + sum(changes) = closing,
 -- and name the entry where a chain breaks. An entry inside two loaded
 -- statements is judged in the one starting last.
+--
+-- One sort of the entries (narrow rows: frame number, rowid, balances) finds
+-- the breaks and each frame's last entry; the wide columns are read for those
+-- few rows only.
 WITH frames AS (
-    SELECT s.*
+    SELECT s.rowid AS frame, s.account, s.currency, s.start_datetime, s.end_datetime,
+           s.opening_balance, s.closing_balance, s.source_file
     FROM statements s
     JOIN node_accounts n ON n.account = s.account
 ),
 steps AS (
     SELECT
-        f.account, f.currency, f.start_datetime, f.end_datetime, f.source_file AS frame_file,
-        e.transaction_id, e.transaction_type, e.end_to_end_id, e.created_at, e.balance_change, e.balance_result,
-        e.source_file, e.source_line,
+        f.frame, e.rowid AS entry, e.created_at, e.balance_change, e.balance_result,
         coalesce(lag(e.balance_result) OVER w, f.opening_balance) AS previous,
-        lag(e.source_file) OVER w AS previous_file,
-        lag(e.source_line) OVER w AS previous_line
+        lag(e.rowid) OVER w AS previous_entry,
+        row_number() OVER w AS n,
+        lead(e.rowid) OVER w IS NULL AS last
     FROM frames f
     JOIN statement_entries e ON e.account = f.account AND e.created_at >= f.start_datetime AND e.created_at < f.end_datetime
-    WINDOW w AS (PARTITION BY f.account, f.start_datetime, f.end_datetime ORDER BY e.created_at, e.transaction_id)
+    WINDOW w AS (PARTITION BY f.frame ORDER BY e.created_at, e.transaction_id)
+),
+-- the breaks inside the window and the end of every frame
+marks AS (
+    SELECT *,
+           created_at >= $window_start AND created_at < $window_end
+               AND balance_result IS DISTINCT FROM previous + balance_change AS broken
+    FROM steps
+    WHERE last OR (created_at >= $window_start AND created_at < $window_end
+                   AND balance_result IS DISTINCT FROM previous + balance_change)
+),
+previous_entries AS (
+    SELECT m.entry, p.source_file, p.source_line
+    FROM marks m
+    JOIN statement_entries p ON p.rowid = m.previous_entry
+    WHERE m.broken
 ),
 -- an entry is judged in the frame starting last that holds it (no later frame of its account holds it)
 judged AS (
-    SELECT *
-    FROM steps s
-    WHERE s.created_at >= $window_start AND s.created_at < $window_end
-      AND s.balance_result IS DISTINCT FROM s.previous + s.balance_change
+    SELECT f.account, f.currency, f.source_file AS frame_file, m.previous,
+           e.transaction_id, e.transaction_type, e.end_to_end_id, e.created_at, e.balance_change, e.balance_result,
+           e.source_file, e.source_line, p.source_file AS previous_file, p.source_line AS previous_line
+    FROM marks m
+    JOIN frames f ON f.frame = m.frame
+    JOIN statement_entries e ON e.rowid = m.entry
+    LEFT JOIN previous_entries p ON p.entry = m.entry
+    WHERE m.broken
       AND NOT EXISTS (
           SELECT 1 FROM frames l
-          WHERE l.account = s.account AND s.created_at >= l.start_datetime AND s.created_at < l.end_datetime
-            AND (l.start_datetime > s.start_datetime OR (l.start_datetime = s.start_datetime AND l.end_datetime > s.end_datetime)))
+          WHERE l.account = f.account AND m.created_at >= l.start_datetime AND m.created_at < l.end_datetime
+            AND (l.start_datetime > f.start_datetime OR (l.start_datetime = f.start_datetime AND l.end_datetime > f.end_datetime)))
 ),
 chain_ends AS (
     SELECT
         f.account, f.currency, f.start_datetime, f.end_datetime, f.opening_balance, f.closing_balance, f.source_file,
-        coalesce(arg_max(e.balance_result, (e.created_at, e.transaction_id)), f.opening_balance) AS chain_end,
-        count(e.transaction_id) AS entries
+        coalesce(m.balance_result, f.opening_balance) AS chain_end,
+        coalesce(m.n, 0) AS entries
     FROM frames f
-    LEFT JOIN statement_entries e ON e.account = f.account AND e.created_at >= f.start_datetime AND e.created_at < f.end_datetime
+    LEFT JOIN marks m ON m.frame = f.frame AND m.last
     WHERE f.start_datetime >= $window_start AND f.start_datetime < $window_end
-    GROUP BY f.account, f.currency, f.start_datetime, f.end_datetime, f.opening_balance, f.closing_balance, f.source_file
 )
 SELECT
     account || '|' || transaction_id AS break_key,

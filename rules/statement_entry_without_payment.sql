@@ -18,6 +18,21 @@ WITH known_payments AS (
     SELECT payment_id FROM payments
     UNION ALL
     SELECT payment_id FROM quarantine WHERE source IN ('payment_ops', 'recon', 'failure_conversion', 'payment')
+),
+-- the entries to judge, narrow; payment_ops (known to nearly every entry)
+-- leaves the few that known_payments has to be probed for
+candidates AS (
+    SELECT e.rowid AS entry, e.transaction_id
+    FROM statement_entries e
+    JOIN node_accounts n ON n.account = e.account
+    ANTI JOIN payment_ops o ON o.network_payment_id = e.transaction_id
+    WHERE e.transaction_type = 'PAYMENT'
+      AND e.created_at >= $window_start AND e.created_at < $window_end
+      -- judge an entry only when the reports cover the time its payment may have been quoted
+      AND EXISTS (
+          SELECT 1 FROM report_files f
+          WHERE f.report_type = 'PAYMENT_OPS' AND f.status <> 'FAILED'
+            AND CAST(e.created_at - CAST($quote_lag AS INTERVAL) AS DATE) BETWEEN f.window_from AND f.window_to)
 )
 SELECT
     e.account || '|' || e.transaction_id AS break_key,
@@ -31,13 +46,6 @@ SELECT
     'the ' || coalesce(e.transaction_state, 'null') || ' PAYMENT entry matches no payment in PAYMENT_OPS, RECON, FAILURE_CONVERSION_SSA or the server API' AS detail,
     'statement entry ' || e.source_file || ' #' || e.source_line AS left_source,
     'no payment ' || e.transaction_id || ' in the reports or the server API' AS right_source
-FROM statement_entries e
-JOIN node_accounts n ON n.account = e.account
-ANTI JOIN known_payments k ON k.payment_id = e.transaction_id
-WHERE e.transaction_type = 'PAYMENT'
-  AND e.created_at >= $window_start AND e.created_at < $window_end
-  -- judge an entry only when the reports cover the time its payment may have been quoted
-  AND EXISTS (
-      SELECT 1 FROM report_files f
-      WHERE f.report_type = 'PAYMENT_OPS' AND f.status <> 'FAILED'
-        AND CAST(e.created_at - CAST($quote_lag AS INTERVAL) AS DATE) BETWEEN f.window_from AND f.window_to)
+FROM candidates c
+ANTI JOIN known_payments k ON k.payment_id = c.transaction_id
+JOIN statement_entries e ON e.rowid = c.entry
