@@ -9,38 +9,51 @@
 -- RECON rows is ops_missing_in_recon's, not judged here. The default
 -- tolerance is one cent: a liquidation is sold in several trades, each
 -- rounded on its own.
-WITH proceeds AS (
-    SELECT
-        network_payment_id,
-        min(quote_ts) AS quote_ts,
-        min(end_to_end_id) AS end_to_end_id,
-        sum(destination_result_adjusted_proceeds) AS proceeds,
-        coalesce(min(upper(received_currency)) FILTER (WHERE destination_result_adjusted_proceeds IS NOT NULL),
-            min(upper(received_currency))) AS currency,
-        min(report_id) AS report_id
+-- Only the liquidations' payments are aggregated, and only the sum and the
+-- currency; the rest is read for the few breaking payments.
+WITH liq AS (
+    SELECT network_payment_id FROM liquidations
+),
+-- payments with proceeds: the currency of their proceeds rows
+with_proceeds AS (
+    SELECT network_payment_id, sum(destination_result_adjusted_proceeds) AS proceeds,
+           min(upper(received_currency)) AS currency
     FROM recon_transactions
     WHERE quote_ts >= $window_start AND quote_ts < $window_end
+      AND destination_result_adjusted_proceeds IS NOT NULL
+      AND network_payment_id IN (SELECT network_payment_id FROM liq)
     GROUP BY network_payment_id
 ),
-compared AS (
-    SELECT
-        l.*, p.quote_ts, p.end_to_end_id, p.proceeds, p.currency AS recon_currency, p.report_id,
-        upper(l.destination_currency) IS DISTINCT FROM p.currency AS currency_differs
-    FROM liquidations l
-    JOIN proceeds p ON p.network_payment_id = l.network_payment_id
+-- payments with RECON rows but no proceeds: the currency of all their rows
+without_proceeds AS (
+    SELECT network_payment_id, CAST(NULL AS DECIMAL(38,12)) AS proceeds, min(upper(received_currency)) AS currency
+    FROM recon_transactions
+    WHERE quote_ts >= $window_start AND quote_ts < $window_end
+      AND network_payment_id IN (SELECT l.network_payment_id FROM liq l ANTI JOIN with_proceeds w USING (network_payment_id))
+    GROUP BY network_payment_id
 ),
 found AS (
-    SELECT * FROM compared
-    WHERE currency_differs
-       OR coalesce(abs(destination_amount - coalesce(proceeds, 0)) > CAST($tolerance AS DECIMAL(38,12)), true)
+    SELECT l.liquidation_id, l.network_payment_id, l.network_receiver_address, l.destination_amount,
+           l.destination_currency, l.source_file, p.proceeds, p.currency AS recon_currency,
+           upper(l.destination_currency) IS DISTINCT FROM p.currency AS currency_differs
+    FROM liquidations l
+    JOIN (SELECT * FROM with_proceeds UNION ALL SELECT * FROM without_proceeds) p
+        ON p.network_payment_id = l.network_payment_id
+    WHERE upper(l.destination_currency) IS DISTINCT FROM p.currency
+       OR coalesce(abs(l.destination_amount - coalesce(p.proceeds, 0)) > CAST($tolerance AS DECIMAL(38,12)), true)
 ),
--- the RECON lines of the breaking payments only
-lines AS (
-    SELECT r.network_payment_id, string_agg(r.source_line, ', ' ORDER BY r.source_line) AS lines
+-- the RECON rows of the breaking payments only
+details AS (
+    SELECT
+        r.network_payment_id,
+        min(r.quote_ts) AS quote_ts,
+        min(r.end_to_end_id) AS end_to_end_id,
+        min(r.report_id) AS report_id,
+        string_agg(r.source_line, ', ' ORDER BY r.source_line)
+            FILTER (WHERE r.destination_result_adjusted_proceeds IS NOT NULL) AS lines
     FROM recon_transactions r
-    JOIN (SELECT DISTINCT network_payment_id FROM found) f ON f.network_payment_id = r.network_payment_id
     WHERE r.quote_ts >= $window_start AND r.quote_ts < $window_end
-      AND r.destination_result_adjusted_proceeds IS NOT NULL
+      AND r.network_payment_id IN (SELECT network_payment_id FROM found)
     GROUP BY r.network_payment_id
 )
 SELECT
@@ -59,4 +72,4 @@ SELECT
     'RECON report ' || report_id || coalesce(' lines ' || lines, ' (no proceeds)') AS left_source,
     'liquidation ' || liquidation_id || ' (' || source_file || ')' AS right_source
 FROM found f
-LEFT JOIN lines USING (network_payment_id)
+JOIN details USING (network_payment_id)
