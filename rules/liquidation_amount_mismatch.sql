@@ -9,38 +9,38 @@
 -- RECON rows is ops_missing_in_recon's, not judged here. The default
 -- tolerance is one cent: a liquidation is sold in several trades, each
 -- rounded on its own.
--- Only the liquidations' payments are aggregated, and only the sum and the
--- currency; the rest is read for the few breaking payments.
-WITH liq AS (
-    SELECT network_payment_id FROM liquidations
+-- Each liquidation is joined to the proceeds rows of its payment and only
+-- their sum and currency are taken; the rest is read for the breaking ones.
+WITH judged AS (
+    SELECT l.rowid AS row_id, any_value(l.network_payment_id) AS network_payment_id,
+           count(r.network_payment_id) AS proceeds_rows,
+           sum(r.destination_result_adjusted_proceeds) AS proceeds,
+           min(upper(r.received_currency)) AS currency
+    FROM liquidations l
+    LEFT JOIN recon_transactions r ON r.network_payment_id = l.network_payment_id
+        AND r.quote_ts >= $window_start AND r.quote_ts < $window_end
+        AND r.destination_result_adjusted_proceeds IS NOT NULL
+    GROUP BY l.rowid
 ),
--- payments with proceeds: the currency of their proceeds rows
-with_proceeds AS (
-    SELECT network_payment_id, sum(destination_result_adjusted_proceeds) AS proceeds,
-           min(upper(received_currency)) AS currency
+-- without a currency from proceeds rows, the currency of all the payment's
+-- rows; a payment with no RECON row in the window has no row here
+all_rows AS (
+    SELECT network_payment_id, min(upper(received_currency)) AS currency
     FROM recon_transactions
     WHERE quote_ts >= $window_start AND quote_ts < $window_end
-      AND destination_result_adjusted_proceeds IS NOT NULL
-      AND network_payment_id IN (SELECT network_payment_id FROM liq)
-    GROUP BY network_payment_id
-),
--- payments with RECON rows but no proceeds: the currency of all their rows
-without_proceeds AS (
-    SELECT network_payment_id, CAST(NULL AS DECIMAL(38,12)) AS proceeds, min(upper(received_currency)) AS currency
-    FROM recon_transactions
-    WHERE quote_ts >= $window_start AND quote_ts < $window_end
-      AND network_payment_id IN (SELECT l.network_payment_id FROM liq l ANTI JOIN with_proceeds w USING (network_payment_id))
+      AND network_payment_id IN (SELECT network_payment_id FROM judged WHERE currency IS NULL)
     GROUP BY network_payment_id
 ),
 found AS (
     SELECT l.liquidation_id, l.network_payment_id, l.network_receiver_address, l.destination_amount,
-           l.destination_currency, l.source_file, p.proceeds, p.currency AS recon_currency,
-           upper(l.destination_currency) IS DISTINCT FROM p.currency AS currency_differs
-    FROM liquidations l
-    JOIN (SELECT * FROM with_proceeds UNION ALL SELECT * FROM without_proceeds) p
-        ON p.network_payment_id = l.network_payment_id
-    WHERE upper(l.destination_currency) IS DISTINCT FROM p.currency
-       OR coalesce(abs(l.destination_amount - coalesce(p.proceeds, 0)) > CAST($tolerance AS DECIMAL(38,12)), true)
+           l.destination_currency, l.source_file, j.proceeds, coalesce(j.currency, a.currency) AS recon_currency,
+           upper(l.destination_currency) IS DISTINCT FROM coalesce(j.currency, a.currency) AS currency_differs
+    FROM judged j
+    LEFT JOIN all_rows a ON j.currency IS NULL AND a.network_payment_id = j.network_payment_id
+    JOIN liquidations l ON l.rowid = j.row_id
+    WHERE (j.proceeds_rows > 0 OR a.network_payment_id IS NOT NULL)
+      AND (upper(l.destination_currency) IS DISTINCT FROM coalesce(j.currency, a.currency)
+           OR coalesce(abs(l.destination_amount - coalesce(j.proceeds, 0)) > CAST($tolerance AS DECIMAL(38,12)), true))
 ),
 -- the RECON rows of the breaking payments only
 details AS (
