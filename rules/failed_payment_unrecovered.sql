@@ -10,18 +10,28 @@
 -- to recover. A reversing entry is a PAYMENT entry on the sending account
 -- whose returns_payment_with_id is the payment, or the payment's own
 -- entries on that account netting to zero (debited and credited back).
-WITH moved AS (
+WITH failed AS (
     SELECT p.payment_id, p.end_to_end_id, p.sender_address AS account, p.quote_amount, p.executed_at,
-           p.source_file, p.source_line,
-           coalesce(p.executed_at, x.first_transfer_at, p.modified_at) AS moved_at, x.sent, x.transfer_results
+           p.modified_at, p.source_file, p.source_line
     FROM payments p
     JOIN node_accounts a ON a.account = p.sender_address
-    LEFT JOIN (
-        SELECT payment_id, min(execution_timestamp) AS first_transfer_at, count(*) AS transfer_results,
-               sum(sending_amount) FILTER (WHERE sender_address IN (SELECT account FROM node_accounts)) AS sent
-        FROM payment_execution_results WHERE execution_result_type = 'TRANSFER' GROUP BY payment_id
-    ) x ON x.payment_id = p.payment_id
-    WHERE p.payment_state = 'FAILED' AND (p.executed_at IS NOT NULL OR x.transfer_results > 0)
+    WHERE p.payment_state = 'FAILED'
+),
+-- the TRANSFER results of those payments only
+x AS (
+    SELECT payment_id, min(execution_timestamp) AS first_transfer_at, count(*) AS transfer_results,
+           sum(sending_amount) FILTER (WHERE sender_address IN (SELECT account FROM node_accounts)) AS sent
+    FROM payment_execution_results
+    WHERE execution_result_type = 'TRANSFER' AND payment_id IN (SELECT payment_id FROM failed)
+    GROUP BY payment_id
+),
+moved AS (
+    SELECT p.payment_id, p.end_to_end_id, p.account, p.quote_amount, p.executed_at,
+           p.source_file, p.source_line,
+           coalesce(p.executed_at, x.first_transfer_at, p.modified_at) AS moved_at, x.sent, x.transfer_results
+    FROM failed p
+    LEFT JOIN x ON x.payment_id = p.payment_id
+    WHERE p.executed_at IS NOT NULL OR x.transfer_results > 0
 )
 SELECT
     network_payment_id || '|' || coalesce(ssa_remote_transfer_id, '') AS break_key,

@@ -6,16 +6,31 @@
 --
 -- Compared without division, exactly: |received - sent * rate| * 10000 > threshold_bps * sent * rate.
 WITH quoted AS (
-    SELECT *, CAST(sent_amount * fx_spot_rate AS DECIMAL(38,12)) AS at_spot
+    SELECT rowid AS row_id, sent_amount, received_amount, fx_spot_rate,
+           -- DOUBLE copies, each cast once. DECIMAL(38,12) to DOUBLE divides a
+           -- HUGEINT above 2^53 (amounts from about 9007); through
+           -- DECIMAL(18,12), when the value fits, it is a cheap BIGINT cast.
+           coalesce(CAST(TRY_CAST(received_amount AS DECIMAL(18,12)) AS DOUBLE), CAST(received_amount AS DOUBLE)) AS received_d,
+           coalesce(CAST(TRY_CAST(sent_amount AS DECIMAL(18,12)) AS DOUBLE), CAST(sent_amount AS DOUBLE))
+               * coalesce(CAST(TRY_CAST(fx_spot_rate AS DECIMAL(18,12)) AS DOUBLE), CAST(fx_spot_rate AS DOUBLE)) AS at_spot_d
     FROM payment_ops
     WHERE quote_ts >= $window_start AND quote_ts < $window_end
       AND fx_spot_rate IS NOT NULL
       AND upper(sent_currency) <> upper(received_currency)
-      -- A cheap necessary condition in DOUBLE (its error is far inside the
-      -- margin) spares the exact DECIMAL(38) arithmetic on most rows.
-      AND abs(CAST(received_amount AS DOUBLE) - CAST(sent_amount AS DOUBLE) * CAST(fx_spot_rate AS DOUBLE)) * 10000
-          + 1e-6 * (abs(CAST(received_amount AS DOUBLE)) + abs(CAST(sent_amount AS DOUBLE) * CAST(fx_spot_rate AS DOUBLE))) + 1e-6
-          >= CAST(CAST(CAST($threshold_bps AS DECIMAL(38,12)) AS DECIMAL(18,4)) AS DOUBLE) * CAST(sent_amount AS DOUBLE) * CAST(fx_spot_rate AS DOUBLE)
+),
+candidates AS (
+    SELECT row_id
+    FROM quoted
+    -- A cheap necessary condition in DOUBLE (its error is far inside the
+    -- margin) spares the exact DECIMAL(38) arithmetic on most rows.
+    WHERE abs(received_d - at_spot_d) * 10000 + 1e-6 * (abs(received_d) + abs(at_spot_d)) + 1e-6
+          >= CAST(CAST(CAST($threshold_bps AS DECIMAL(38,12)) AS DECIMAL(18,4)) AS DOUBLE) * at_spot_d
+),
+-- the other columns are read for the few candidates only
+judged AS (
+    SELECT o.*, CAST(o.sent_amount * o.fx_spot_rate AS DECIMAL(38,12)) AS at_spot
+    FROM payment_ops o
+    JOIN candidates c ON c.row_id = o.rowid
 )
 SELECT
     network_payment_id AS break_key,
@@ -31,6 +46,6 @@ SELECT
         || ', ' || round(CAST(abs(received_amount - at_spot) * 10000 AS DOUBLE) / CAST(at_spot AS DOUBLE), 2)
         || ' bps off' AS detail, -- the bps figure is text for people; the test below is exact
     'PAYMENT_OPS report ' || report_id || ' line ' || source_line AS left_source
-FROM quoted
+FROM judged
 WHERE abs(received_amount - at_spot) * 10000
     > CAST(CAST($threshold_bps AS DECIMAL(38,12)) AS DECIMAL(18,4)) * at_spot

@@ -9,38 +9,51 @@
 -- RECON rows is ops_missing_in_recon's, not judged here. The default
 -- tolerance is one cent: a liquidation is sold in several trades, each
 -- rounded on its own.
-WITH proceeds AS (
-    SELECT
-        network_payment_id,
-        min(quote_ts) AS quote_ts,
-        min(end_to_end_id) AS end_to_end_id,
-        sum(destination_result_adjusted_proceeds) AS proceeds,
-        coalesce(min(upper(received_currency)) FILTER (WHERE destination_result_adjusted_proceeds IS NOT NULL),
-            min(upper(received_currency))) AS currency,
-        min(report_id) AS report_id
+-- Each liquidation is joined to the proceeds rows of its payment and only
+-- their sum and currency are taken; the rest is read for the breaking ones.
+WITH judged AS (
+    SELECT l.rowid AS row_id, any_value(l.network_payment_id) AS network_payment_id,
+           count(r.network_payment_id) AS proceeds_rows,
+           sum(r.destination_result_adjusted_proceeds) AS proceeds,
+           min(upper(r.received_currency)) AS currency
+    FROM liquidations l
+    LEFT JOIN recon_transactions r ON r.network_payment_id = l.network_payment_id
+        AND r.quote_ts >= $window_start AND r.quote_ts < $window_end
+        AND r.destination_result_adjusted_proceeds IS NOT NULL
+    GROUP BY l.rowid
+),
+-- without a currency from proceeds rows, the currency of all the payment's
+-- rows; a payment with no RECON row in the window has no row here
+all_rows AS (
+    SELECT network_payment_id, min(upper(received_currency)) AS currency
     FROM recon_transactions
     WHERE quote_ts >= $window_start AND quote_ts < $window_end
+      AND network_payment_id IN (SELECT network_payment_id FROM judged WHERE currency IS NULL)
     GROUP BY network_payment_id
 ),
-compared AS (
-    SELECT
-        l.*, p.quote_ts, p.end_to_end_id, p.proceeds, p.currency AS recon_currency, p.report_id,
-        upper(l.destination_currency) IS DISTINCT FROM p.currency AS currency_differs
-    FROM liquidations l
-    JOIN proceeds p ON p.network_payment_id = l.network_payment_id
-),
 found AS (
-    SELECT * FROM compared
-    WHERE currency_differs
-       OR coalesce(abs(destination_amount - coalesce(proceeds, 0)) > CAST($tolerance AS DECIMAL(38,12)), true)
+    SELECT l.liquidation_id, l.network_payment_id, l.network_receiver_address, l.destination_amount,
+           l.destination_currency, l.source_file, j.proceeds, coalesce(j.currency, a.currency) AS recon_currency,
+           upper(l.destination_currency) IS DISTINCT FROM coalesce(j.currency, a.currency) AS currency_differs
+    FROM judged j
+    LEFT JOIN all_rows a ON j.currency IS NULL AND a.network_payment_id = j.network_payment_id
+    JOIN liquidations l ON l.rowid = j.row_id
+    WHERE (j.proceeds_rows > 0 OR a.network_payment_id IS NOT NULL)
+      AND (upper(l.destination_currency) IS DISTINCT FROM coalesce(j.currency, a.currency)
+           OR coalesce(abs(l.destination_amount - coalesce(j.proceeds, 0)) > CAST($tolerance AS DECIMAL(38,12)), true))
 ),
--- the RECON lines of the breaking payments only
-lines AS (
-    SELECT r.network_payment_id, string_agg(r.source_line, ', ' ORDER BY r.source_line) AS lines
+-- the RECON rows of the breaking payments only
+details AS (
+    SELECT
+        r.network_payment_id,
+        min(r.quote_ts) AS quote_ts,
+        min(r.end_to_end_id) AS end_to_end_id,
+        min(r.report_id) AS report_id,
+        string_agg(r.source_line, ', ' ORDER BY r.source_line)
+            FILTER (WHERE r.destination_result_adjusted_proceeds IS NOT NULL) AS lines
     FROM recon_transactions r
-    JOIN (SELECT DISTINCT network_payment_id FROM found) f ON f.network_payment_id = r.network_payment_id
     WHERE r.quote_ts >= $window_start AND r.quote_ts < $window_end
-      AND r.destination_result_adjusted_proceeds IS NOT NULL
+      AND r.network_payment_id IN (SELECT network_payment_id FROM found)
     GROUP BY r.network_payment_id
 )
 SELECT
@@ -59,4 +72,4 @@ SELECT
     'RECON report ' || report_id || coalesce(' lines ' || lines, ' (no proceeds)') AS left_source,
     'liquidation ' || liquidation_id || ' (' || source_file || ')' AS right_source
 FROM found f
-LEFT JOIN lines USING (network_payment_id)
+JOIN details USING (network_payment_id)
