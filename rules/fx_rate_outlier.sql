@@ -7,12 +7,8 @@
 -- Compared without division, exactly: |received - sent * rate| * 10000 > threshold_bps * sent * rate.
 WITH quoted AS (
     SELECT rowid AS row_id, sent_amount, received_amount, fx_spot_rate,
-           -- DOUBLE copies, each cast once. DECIMAL(38,12) to DOUBLE divides a
-           -- HUGEINT above 2^53 (amounts from about 9007); through
-           -- DECIMAL(18,12), when the value fits, it is a cheap BIGINT cast.
-           coalesce(CAST(TRY_CAST(received_amount AS DECIMAL(18,12)) AS DOUBLE), CAST(received_amount AS DOUBLE)) AS received_d,
-           coalesce(CAST(TRY_CAST(sent_amount AS DECIMAL(18,12)) AS DOUBLE), CAST(sent_amount AS DOUBLE))
-               * coalesce(CAST(TRY_CAST(fx_spot_rate AS DECIMAL(18,12)) AS DOUBLE), CAST(fx_spot_rate AS DOUBLE)) AS at_spot_d
+           -- DOUBLE copies, each cast once (as_double: the cheap cast when it fits)
+           as_double(received_amount) AS received_d, as_double(sent_amount) * as_double(fx_spot_rate) AS at_spot_d
     FROM payment_ops
     WHERE quote_ts >= $window_start AND quote_ts < $window_end
       AND fx_spot_rate IS NOT NULL
