@@ -5,6 +5,15 @@
 --
 -- A payment with a RECON row in quarantine is not missing there:
 -- row_quarantined reports that row.
+-- The anti joins read the ids only; the few missing rows are read whole after.
+WITH missing AS (
+    SELECT o.network_payment_id
+    FROM payment_ops o
+    ANTI JOIN recon_transactions r ON r.network_payment_id = o.network_payment_id
+    ANTI JOIN (SELECT payment_id FROM quarantine WHERE source = 'recon') q ON q.payment_id = o.network_payment_id
+    WHERE o.quote_ts >= $window_start AND o.quote_ts < $window_end
+      AND o.payment_state IN ('COMPLETED', 'EXECUTED')
+)
 SELECT
     o.network_payment_id AS break_key,
     o.quote_ts AS event_at,
@@ -19,7 +28,5 @@ SELECT
      WHERE f.report_type = 'RECON' AND f.status <> 'FAILED'
        AND CAST(o.quote_ts AS DATE) BETWEEN f.window_from AND f.window_to) AS right_source
 FROM payment_ops o
-ANTI JOIN recon_transactions r ON r.network_payment_id = o.network_payment_id
-ANTI JOIN (SELECT payment_id FROM quarantine WHERE source = 'recon') q ON q.payment_id = o.network_payment_id
+SEMI JOIN missing m ON m.network_payment_id = o.network_payment_id
 WHERE o.quote_ts >= $window_start AND o.quote_ts < $window_end
-  AND o.payment_state IN ('COMPLETED', 'EXECUTED')

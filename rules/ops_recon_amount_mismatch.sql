@@ -3,7 +3,34 @@
 -- description: The sent or received amount or currency of a payment differ between PAYMENT_OPS and its RECON rows.
 -- reads: payment_ops, recon_transactions
 -- param: tolerance DECIMAL(38,12) = 0  (largest amount difference that is not a break, in the amount's currency)
-WITH pairs AS (
+WITH window_ops AS NOT MATERIALIZED (
+    SELECT network_payment_id, sent_amount, sent_currency, received_amount, received_currency
+    FROM payment_ops
+    WHERE quote_ts >= $window_start AND quote_ts < $window_end
+),
+-- A first pass on the compared columns only: a RECON row equal in all of
+-- them to its PAYMENT_OPS row is no break (unless the tolerance is negative),
+-- so only the few others are paired in full. A RECON row dated outside the
+-- window is kept whenever its payment is in it.
+recon_rows AS MATERIALIZED (
+    SELECT r.network_payment_id, r.report_id, r.source_line, r.sent_amount, r.sent_currency, r.received_amount, r.received_currency
+    FROM recon_transactions r
+    ANTI JOIN window_ops o ON o.network_payment_id = r.network_payment_id
+        AND o.sent_amount IS NOT DISTINCT FROM r.sent_amount AND o.sent_currency IS NOT DISTINCT FROM r.sent_currency
+        AND o.received_amount IS NOT DISTINCT FROM r.received_amount AND o.received_currency IS NOT DISTINCT FROM r.received_currency
+    WHERE r.quote_ts >= $window_start AND r.quote_ts < $window_end AND CAST($tolerance AS DECIMAL(38,12)) >= 0
+    UNION ALL
+    SELECT r.network_payment_id, r.report_id, r.source_line, r.sent_amount, r.sent_currency, r.received_amount, r.received_currency
+    FROM recon_transactions r
+    JOIN window_ops o ON o.network_payment_id = r.network_payment_id
+    WHERE NOT coalesce(r.quote_ts >= $window_start AND r.quote_ts < $window_end, false)
+    UNION ALL
+    SELECT r.network_payment_id, r.report_id, r.source_line, r.sent_amount, r.sent_currency, r.received_amount, r.received_currency
+    FROM recon_transactions r
+    SEMI JOIN window_ops o ON o.network_payment_id = r.network_payment_id
+    WHERE r.quote_ts >= $window_start AND r.quote_ts < $window_end AND CAST($tolerance AS DECIMAL(38,12)) < 0
+),
+pairs AS (
     SELECT
         o.network_payment_id, o.end_to_end_id, o.quote_ts,
         o.report_id AS ops_report, o.source_line AS ops_line, r.report_id AS recon_report, r.source_line AS recon_line,
@@ -12,8 +39,9 @@ WITH pairs AS (
         r.sent_amount AS recon_sent, upper(r.sent_currency) AS recon_sent_currency,
         r.received_amount AS recon_received, upper(r.received_currency) AS recon_received_currency
     FROM payment_ops o
-    JOIN recon_transactions r ON r.network_payment_id = o.network_payment_id
+    JOIN recon_rows r ON r.network_payment_id = o.network_payment_id
     WHERE o.quote_ts >= $window_start AND o.quote_ts < $window_end
+      AND o.network_payment_id IN (SELECT network_payment_id FROM recon_rows)
 ),
 compared AS (
     SELECT *,
