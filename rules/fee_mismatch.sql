@@ -15,8 +15,10 @@
 -- receiving_fee over every TRANSFER execution result of the payment, every
 -- node's; it reports the payment on its first account of this node.
 WITH off AS (
-    SELECT * FROM payment_fee_legs_for((SELECT list(account) FROM node_accounts), $window_start, $window_end)
-    WHERE expected IS NULL OR abs(charged - expected) > CAST($tolerance AS DECIMAL(38,12))
+    SELECT r.payment_id, r.execution_result_id, r.execution_timestamp, r.source_file, r.source_line, l.*
+    FROM payment_fee_legs_for((SELECT list(account) FROM node_accounts), $window_start, $window_end) l
+    JOIN payment_execution_results r ON r.rowid = l.result_row
+    WHERE l.expected IS NULL OR abs(l.charged - l.expected) > CAST($tolerance AS DECIMAL(38,12))
 ),
 configured AS (
     SELECT o.payment_id, o.execution_result_id, o.side,
@@ -49,24 +51,25 @@ leg_breaks AS (
     FROM off o
     LEFT JOIN configured c USING (payment_id, execution_result_id, side)
 ),
-sums AS (
-    SELECT payment_id, currency
-    FROM (SELECT payment_id, transfer_currency_code AS currency, coalesce(sending_fee, 0) + coalesce(receiving_fee, 0) AS diff
-          FROM payment_execution_results WHERE result_list = 'execution' AND execution_result_type = 'TRANSFER'
-          UNION ALL
-          SELECT payment_id, fee_currency, -total_fee FROM payment_fees)
-    GROUP BY payment_id, currency
-    HAVING abs(sum(diff)) > CAST($tolerance AS DECIMAL(38,12))
-),
 judged AS (
     SELECT payment_id, min(account) AS account, min(execution_timestamp) AS event_at
     FROM (SELECT payment_id, execution_timestamp, unnest([sender_address, receiver_address]) AS account
           FROM payment_execution_results
           WHERE result_list = 'execution' AND execution_result_type = 'TRANSFER'
-            AND execution_timestamp >= $window_start AND execution_timestamp < $window_end
-            AND payment_id IN (SELECT payment_id FROM sums))
+            AND execution_timestamp >= $window_start AND execution_timestamp < $window_end)
     WHERE account IN (SELECT account FROM node_accounts)
     GROUP BY payment_id
+),
+sums AS (
+    SELECT payment_id, currency
+    FROM (SELECT payment_id, transfer_currency_code AS currency, coalesce(sending_fee, 0) + coalesce(receiving_fee, 0) AS diff
+          FROM payment_execution_results
+          WHERE result_list = 'execution' AND execution_result_type = 'TRANSFER' AND (sending_fee <> 0 OR receiving_fee <> 0)
+          UNION ALL
+          SELECT payment_id, fee_currency, -total_fee FROM payment_fees)
+    WHERE payment_id IN (SELECT payment_id FROM judged)
+    GROUP BY payment_id, currency
+    HAVING abs(sum(diff)) > CAST($tolerance AS DECIMAL(38,12))
 ),
 total_breaks AS (
     SELECT
