@@ -64,6 +64,9 @@ func object(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
+	if m, ok := scanObject(raw); ok { // no copies, on the common text
+		return m, true
+	}
 	var m map[string]json.RawMessage
 	if err := gojson.Unmarshal(raw, &m); err != nil {
 		return nil, false

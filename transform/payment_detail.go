@@ -1,11 +1,12 @@
 package transform
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -75,6 +76,16 @@ var resultLists = []struct{ field, name string }{
 // userInfoSteps are the lifecycle arrays of a user_info entry (spec: User info entry).
 var userInfoSteps = []string{"accepted", "locked", "lock_declined", "retry_accept", "retry_settlement", "settlement",
 	"settlement_declined", "failed", "executed", "completed", "forwarded", "returned"}
+
+// userInfoShape reads a user_info step item.
+var userInfoShape = shape{renames: map[string]string{"subState": "sub_state"}}
+
+// movementShape reads an execution result or a quote element; fx_rate is read apart.
+var movementShape = shape{skip: []string{"fx_rate"}}
+
+// fxColumns are the columns of the fields of an fx_rate object.
+var fxColumns = [...]struct{ field, col string }{{"rate", "fx_rate"}, {"base_currency_code", "fx_base_currency"},
+	{"counter_currency_code", "fx_counter_currency"}, {"type", "fx_type"}}
 
 // paymentChunk is how many payment pages are staged at a time: it bounds
 // the memory of a large load (the children are several rows a payment).
@@ -209,7 +220,10 @@ func paymentObjects(raw json.RawMessage) paymentDoc {
 	var walk func(prefix string, m map[string]json.RawMessage)
 	walk = func(prefix string, m map[string]json.RawMessage) {
 		for k, v := range m {
-			name := strings.TrimPrefix(prefix+"."+k, ".")
+			name := k
+			if prefix != "" {
+				name = prefix + "." + k
+			}
 			if _, nested := paymentKnown[name]; nested {
 				if sub, ok := object(v); ok {
 					doc[name] = sub
@@ -262,8 +276,9 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 	}); err != nil {
 		return err
 	}
+	fixed := map[string]value{"payment_id": idv} // one map a payment, result_list set per list
 	for _, rl := range resultLists {
-		fixed := map[string]value{"payment_id": idv, "result_list": textValue(rl.name)}
+		fixed["result_list"] = textValue(rl.name)
 		if err := each(m[rl.field], at.path+"."+rl.field, func(p string, e json.RawMessage) error {
 			return movementRow(bs[2], pos{at.file, at.n, p}, e, fixed)
 		}); err != nil {
@@ -276,16 +291,15 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 		return err
 	}
 	n := 0
+	fixed = map[string]value{"payment_id": idv}
 	return each(m["user_info"], at.path+".user_info", func(p string, e json.RawMessage) error {
 		entry, _ := object(e)
 		node, _ := jsonValue(entry["node_address"])
 		for _, step := range userInfoSteps {
 			if err := each(entry[step], p+"."+step, func(sp string, item json.RawMessage) error {
 				n++
-				fixed := map[string]value{"payment_id": idv, "node_address": node, "step": textValue(step),
-					"position": textValue(fmt.Sprint(n))}
-				_, err := bs[4].element(pos{at.file, at.n, sp}, item,
-					shape{renames: map[string]string{"subState": "sub_state"}}, fixed)
+				fixed["node_address"], fixed["step"], fixed["position"] = node, textValue(step), textValue(strconv.Itoa(n))
+				_, err := bs[4].element(pos{at.file, at.n, sp}, item, userInfoShape, fixed)
 				return err
 			}); err != nil {
 				return err
@@ -299,12 +313,16 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 // null or absent is no element, and anything else is ignored here (the
 // payment's extra keeps what is not an array).
 func each(raw json.RawMessage, path string, fn func(string, json.RawMessage) error) error {
+	call := func(i int, e json.RawMessage) error { return fn(path+"["+strconv.Itoa(i)+"]", e) }
+	if ok, err := scanArray(bytes.TrimSpace(raw), call); ok {
+		return err
+	}
 	var items []json.RawMessage
 	if len(raw) == 0 || gojson.Unmarshal(raw, &items) != nil {
 		return nil
 	}
 	for i, e := range items {
-		if err := fn(fmt.Sprintf("%s[%d]", path, i), e); err != nil {
+		if err := call(i, e); err != nil {
 			return err
 		}
 	}
@@ -322,17 +340,16 @@ func movementRow(b *builder, at pos, raw json.RawMessage, fixed map[string]value
 		if !ok {
 			return fmt.Errorf("not a JSON object")
 		}
-		if err := b.setFields(m, shape{skip: []string{"fx_rate"}}); err != nil {
+		if err := b.setFields(m, movementShape); err != nil {
 			return err
 		}
 		if fx, ok := object(m["fx_rate"]); ok {
-			for k, col := range map[string]string{"rate": "fx_rate", "base_currency_code": "fx_base_currency",
-				"counter_currency_code": "fx_counter_currency", "type": "fx_type"} {
-				v, err := jsonValue(fx[k])
+			for _, f := range fxColumns {
+				v, err := jsonValue(fx[f.field])
 				if err != nil {
-					return fmt.Errorf("fx_rate.%s: %w", k, err)
+					return fmt.Errorf("fx_rate.%s: %w", f.field, err)
 				}
-				b.set(col, v)
+				b.set(f.col, v)
 			}
 		} else if v, err := jsonValue(m["fx_rate"]); err == nil {
 			b.set("fx_rate", v)
@@ -351,11 +368,14 @@ func paymentExtra(b *builder, doc paymentDoc) {
 	for prefix, m := range doc {
 		known := paymentKnown[prefix]
 		for k, v := range m {
-			name := strings.TrimPrefix(prefix+"."+k, ".")
-			if _, nested := doc[name]; nested {
+			if contains(known, k) {
 				continue
 			}
-			if !contains(known, k) {
+			name := k
+			if prefix != "" {
+				name = prefix + "." + k
+			}
+			if _, nested := doc[name]; !nested {
 				b.setExtra(name, v)
 			}
 		}

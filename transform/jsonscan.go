@@ -1,0 +1,263 @@
+package transform
+
+import "encoding/json"
+
+// A strict JSON scanner for the hot path of the server API payments: it
+// splits an object or an array into the text of its members without
+// copying them. It accepts only valid JSON, and objects whose keys are
+// plain ASCII without escapes; anything else is left to goccy/go-json, so
+// results are those of decoding into map[string]json.RawMessage or
+// []json.RawMessage.
+
+// scanObject splits a JSON object (no surrounding space) into its fields;
+// ok is false when the text is not one this scanner reads.
+func scanObject(raw []byte) (map[string]json.RawMessage, bool) {
+	if len(raw) < 2 || raw[0] != '{' {
+		return nil, false
+	}
+	m := make(map[string]json.RawMessage, 16)
+	i := skipSpace(raw, 1)
+	if i < len(raw) && raw[i] == '}' {
+		return m, i+1 == len(raw)
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return nil, false
+		}
+		start := i + 1
+		for i = start; i < len(raw) && raw[i] != '"'; i++ {
+			if c := raw[i]; c == '\\' || c < 0x20 || c >= 0x80 {
+				return nil, false
+			}
+		}
+		if i >= len(raw) {
+			return nil, false
+		}
+		key := raw[start:i]
+		i = skipSpace(raw, i+1)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+		end, ok := scanValue(raw, i, 0)
+		if !ok {
+			return nil, false
+		}
+		m[string(key)] = json.RawMessage(raw[i:end:end])
+		i = skipSpace(raw, end)
+		if i >= len(raw) {
+			return nil, false
+		}
+		if raw[i] == '}' {
+			return m, i+1 == len(raw)
+		}
+		if raw[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+	}
+}
+
+// scanArray calls fn with the index and text of every element of a JSON
+// array (no surrounding space), once the whole array is known valid; ok is
+// false, and fn not called, when it is not.
+func scanArray(raw []byte, fn func(i int, e json.RawMessage) error) (ok bool, err error) {
+	var spans [][2]int
+	if len(raw) < 2 || raw[0] != '[' {
+		return false, nil
+	}
+	i := skipSpace(raw, 1)
+	if i < len(raw) && raw[i] == ']' {
+		return i+1 == len(raw), nil
+	}
+	for {
+		end, ok := scanValue(raw, i, 0)
+		if !ok {
+			return false, nil
+		}
+		spans = append(spans, [2]int{i, end})
+		i = skipSpace(raw, end)
+		if i >= len(raw) {
+			return false, nil
+		}
+		if raw[i] == ']' {
+			if i+1 != len(raw) {
+				return false, nil
+			}
+			break
+		}
+		if raw[i] != ',' {
+			return false, nil
+		}
+		i = skipSpace(raw, i+1)
+	}
+	for n, s := range spans {
+		if err := fn(n, json.RawMessage(raw[s[0]:s[1]:s[1]])); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// maxScanDepth bounds the nesting the scanner follows; deeper text is left
+// to goccy/go-json.
+const maxScanDepth = 64
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanValue returns the end of the JSON value starting at b[i].
+func scanValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) || depth > maxScanDepth {
+		return 0, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return scanString(b, i)
+	case c == '{':
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			end, ok := scanString(b, i)
+			if !ok {
+				return 0, false
+			}
+			i = skipSpace(b, end)
+			if i >= len(b) || b[i] != ':' {
+				return 0, false
+			}
+			if i, ok = scanValue(b, skipSpace(b, i+1), depth+1); !ok {
+				return 0, false
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return 0, false
+			}
+			if b[i] == '}' {
+				return i + 1, true
+			}
+			if b[i] != ',' {
+				return 0, false
+			}
+			i = skipSpace(b, i+1)
+		}
+	case c == '[':
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			end, ok := scanValue(b, i, depth+1)
+			if !ok {
+				return 0, false
+			}
+			i = skipSpace(b, end)
+			if i >= len(b) {
+				return 0, false
+			}
+			if b[i] == ']' {
+				return i + 1, true
+			}
+			if b[i] != ',' {
+				return 0, false
+			}
+			i = skipSpace(b, i+1)
+		}
+	case c == 't':
+		return scanLiteral(b, i, "true")
+	case c == 'f':
+		return scanLiteral(b, i, "false")
+	case c == 'n':
+		return scanLiteral(b, i, "null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return scanNumber(b, i)
+	}
+	return 0, false
+}
+
+func scanLiteral(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// scanString returns the end of the string at b[i]: valid escapes, no
+// control characters (bytes of 0x80 and above are left as they are, as
+// the decoders leave them in a json.RawMessage).
+func scanString(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false
+	}
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20:
+			return 0, false
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return 0, false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if len(b)-i < 5 {
+					return 0, false
+				}
+				for _, h := range b[i+1 : i+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return 0, false
+					}
+				}
+				i += 4
+			default:
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+// scanNumber returns the end of the number at b[i] (JSON grammar).
+func scanNumber(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case !digits():
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return 0, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return 0, false
+		}
+	}
+	return i, true
+}
