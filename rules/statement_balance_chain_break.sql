@@ -38,8 +38,9 @@ marks AS (
     WHERE last OR (created_at >= $window_start AND created_at < $window_end
                    AND balance_result IS DISTINCT FROM previous + balance_change)
 ),
+-- keyed by frame and entry: an entry inside two frames is marked in both
 previous_entries AS (
-    SELECT m.entry, p.source_file, p.source_line
+    SELECT m.frame, m.entry, p.source_file, p.source_line
     FROM marks m
     JOIN statement_entries p ON p.rowid = m.previous_entry
     WHERE m.broken
@@ -52,7 +53,7 @@ judged AS (
     FROM marks m
     JOIN frames f ON f.frame = m.frame
     JOIN statement_entries e ON e.rowid = m.entry
-    LEFT JOIN previous_entries p ON p.entry = m.entry
+    LEFT JOIN previous_entries p ON p.frame = m.frame AND p.entry = m.entry
     WHERE m.broken
       AND NOT EXISTS (
           SELECT 1 FROM frames l

@@ -97,7 +97,7 @@ func runHistory(ctx context.Context, cfg Config) (*History, error) {
 		series := samples()
 		log.Close()
 		if err != nil {
-			return h, fmt.Errorf("night %d: recon run (log %s): %w", r.Night, log.Name(), err)
+			return h, fmt.Errorf("night %d: recon run (log %s): %w; its last lines:\n%s", r.Night, log.Name(), err, logTail(log.Name(), 4096))
 		}
 		p := phaseOf("", cmd.ProcessState, time.Since(t0))
 		r.Seconds, r.CPUSeconds, r.PeakRSSMiB = p.Seconds, p.CPUSeconds, series.peakMiB()
