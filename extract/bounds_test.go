@@ -2,6 +2,7 @@ package extract
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -106,4 +107,48 @@ func TestNameClashRefused(t *testing.T) {
 			t.Errorf("liquidation files written: %v", entries)
 		}
 	})
+}
+
+// TestLiquidationsWrittenPerPage: an item that carries its trade requests
+// is written when its list page arrives, so extraction holds a page of
+// them, not the day's; a list that fails afterwards leaves no file behind.
+func TestLiquidationsWrittenPerPage(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("second page fails=%v", fail), func(t *testing.T) {
+			dir := t.TempDir()
+			firstOnDisk := false
+			mux := http.NewServeMux()
+			mux.Handle("POST /v2/oauth/token", &tokenServer{})
+			mux.HandleFunc("GET /liquidations", func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Query().Get("page") != "1" {
+					writeJSON(w, 200, map[string]any{"results": []map[string]any{{"id": "a", "trade_requests": []any{}}},
+						"last": false, "number": 0, "totalElements": 2})
+					return
+				}
+				_, err := os.Stat(filepath.Join(dir, "liquidations", "a.json"))
+				firstOnDisk = err == nil
+				if fail {
+					writeJSON(w, 400, map[string]string{"error": "bad request"})
+					return
+				}
+				writeJSON(w, 200, map[string]any{"results": []map[string]any{{"id": "b", "trade_requests": []any{}}},
+					"last": true, "number": 1, "totalElements": 2})
+			})
+			c := newTestClient(t, mux, func(c *Config) { c.LiquidationURL = c.ReportingURL })
+			o, err := c.extractLiquidations(c.withRun(t.Context()), mustWindow(t, "2026-01-01", "2026-01-02"), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !firstOnDisk {
+				t.Error("the first page's liquidation was not on disk when the second page was asked")
+			}
+			entries, _ := os.ReadDir(filepath.Join(dir, "liquidations"))
+			switch {
+			case fail && (len(o.incomplete) != 1 || len(entries) != 0):
+				t.Errorf("incomplete %q, files %v: want not pulled and no file", o.incomplete, entries)
+			case !fail && (len(o.incomplete) != 0 || len(o.files) != 2 || len(entries) != 2):
+				t.Errorf("incomplete %q, %d files, %d on disk: want both liquidations", o.incomplete, len(o.files), len(entries))
+			}
+		})
+	}
 }

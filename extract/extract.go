@@ -485,7 +485,8 @@ func (c *Client) extractStatement(ctx context.Context, account string, w raw.Win
 }
 
 // extractLiquidations lists the liquidations created in w. An item that
-// carries its trade_requests is written as it is; only the others are
+// carries its trade_requests is written as it is, as soon as its list page
+// arrives (memory stays a page's, not the day's); only the others are
 // fetched whole, liquidationWorkers at a time (DESIGN §3). When the service
 // fails, or none is configured, the source is not pulled (notPulled) and
 // the files already written are removed.
@@ -494,38 +495,63 @@ func (c *Client) extractLiquidations(ctx context.Context, w raw.Window, dir stri
 		return notPulled(raw.SourceLiquidation, w, "", errNoLiquidationURL), nil
 	}
 	first := "GET " + c.liquidationListURL(w, 0, MaxLiquidationPage)
+	run := c.runOf(ctx)
 	var list liquidationIDs
-	if err := c.fetchPages(ctx, c.liquidationPager(w, MaxLiquidationPage), func(p raw.Page, _ []byte) error {
-		return list.add(p.Number, p.Items)
-	}); err != nil {
+	var written *writeError
+	dropWritten := func(err error) (outcome, error) {
+		if rmErr := os.RemoveAll(filepath.Join(dir, "liquidations")); rmErr != nil {
+			return outcome{}, fmt.Errorf("liquidations: %w", rmErr)
+		}
 		return c.notPulled(ctx, raw.SourceLiquidation, w, first, err)
 	}
-	run := c.runOf(ctx)
-	for _, it := range list.items {
-		if err := run.claim(liquidationPath(it.id), it.id); err != nil {
-			return c.notPulled(ctx, raw.SourceLiquidation, w, first, err)
+	if err := c.fetchPages(ctx, c.liquidationPager(w, MaxLiquidationPage), func(p raw.Page, _ []byte) error {
+		from := len(list.items)
+		if err := list.add(p.Number, p.Items); err != nil {
+			return err
 		}
+		for i := from; i < len(list.items); i++ {
+			it := &list.items[i]
+			if it.body == nil {
+				continue
+			}
+			if err := run.claim(liquidationPath(it.id), it.id); err != nil {
+				return err
+			}
+			f := raw.File{Source: raw.SourceLiquidation, Format: raw.FormatJSON, Status: raw.StatusReady, Window: w,
+				Path: liquidationPath(it.id), Request: "GET " + c.liquidationListURL(w, it.page, MaxLiquidationPage)}
+			var err error
+			if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, it.body); err != nil {
+				return &writeError{fmt.Errorf("liquidation %s: %w", it.id, err)}
+			}
+			it.file, it.body = f, nil
+		}
+		return nil
+	}); err != nil {
+		if errors.As(err, &written) {
+			return outcome{}, written.err
+		}
+		return dropWritten(err)
 	}
 	files := make([]raw.File, len(list.items))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(liquidationWorkers)
 	details := 0
 	for i, it := range list.items {
-		body, request := it.body, "GET "+c.liquidationListURL(w, it.page, MaxLiquidationPage)
-		if body == nil {
-			details++
-			request = "GET " + c.liquidationURL(it.id)
+		if it.file.Path != "" {
+			files[i] = it.file
+			continue
 		}
+		if err := run.claim(liquidationPath(it.id), it.id); err != nil {
+			return dropWritten(err)
+		}
+		details++
 		g.Go(func() error {
-			if body == nil {
-				var err error
-				if body, err = c.Liquidation(gctx, it.id); err != nil {
-					return &pullError{err}
-				}
+			body, err := c.Liquidation(gctx, it.id)
+			if err != nil {
+				return &pullError{err}
 			}
 			f := raw.File{Source: raw.SourceLiquidation, Format: raw.FormatJSON, Status: raw.StatusReady, Window: w,
-				Path: liquidationPath(it.id), Request: request}
-			var err error
+				Path: liquidationPath(it.id), Request: "GET " + c.liquidationURL(it.id)}
 			if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
 				return fmt.Errorf("liquidation %s: %w", it.id, err)
 			}
@@ -538,14 +564,18 @@ func (c *Client) extractLiquidations(ctx context.Context, w raw.Window, dir stri
 		if !errors.As(err, &pe) {
 			return outcome{}, err
 		}
-		if rmErr := os.RemoveAll(filepath.Join(dir, "liquidations")); rmErr != nil {
-			return outcome{}, fmt.Errorf("liquidations: %w", rmErr)
-		}
-		return c.notPulled(ctx, raw.SourceLiquidation, w, first, pe.err)
+		return dropWritten(pe.err)
 	}
 	c.log.Info("liquidations", "window", w.String(), "count", len(files), "detail_requests", details)
 	return outcome{files: files}, nil
 }
+
+// writeError is a failure to write what was pulled, raised inside a page
+// callback, where any other error means the list could not be read.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
 
 // liquidationPath is the raw file of liquidation id.
 func liquidationPath(id string) string { return path.Join("liquidations", safeName(id)+".json") }

@@ -79,6 +79,7 @@ type listedLiquidation struct {
 	id   string
 	body json.RawMessage // nil: a summary; GET /liquidations/{id} gives the trades
 	page int
+	file raw.File // once its body is written
 }
 
 // liquidationIDs collects the listed liquidations in list order, each once
