@@ -7,13 +7,14 @@
 -- Judges the TRANSFER execution results executed in the window. A leg is
 -- this node's when its account (sender_address: sending_fee; receiver_address:
 -- receiving_fee) is one of this node's accounts; payment_fee_legs_for (the
--- macro behind payment_fee_legs) recomputes
--- its fee (DESIGN §3: slab lower bound inclusive, upper exclusive; each fee
--- rounded half-even to 2 decimals; docs/rules.md). A leg whose matching fee
--- has a fee_type recon cannot compute is a break with expected null. The
--- total check compares, per currency, total_fees with sending_fee +
--- receiving_fee over every TRANSFER execution result of the payment, every
--- node's; it reports the payment on its first account of this node.
+-- macro behind payment_fee_legs) recomputes its fee (DESIGN §3: slab lower
+-- bound inclusive, upper exclusive; each fee rounded half-even to 2
+-- decimals; docs/rules.md), and fee_applies lists the fees of a break. A
+-- leg whose matching fee has a fee_type recon cannot compute is a break
+-- with expected null. The total check compares, per currency, total_fees
+-- with sending_fee + receiving_fee over every TRANSFER execution result of
+-- the payment, every node's; it reports the payment on its first account
+-- of this node.
 WITH off AS (
     SELECT r.payment_id, r.execution_result_id, r.execution_timestamp, r.source_file, r.source_line, l.*
     FROM payment_fee_legs_for((SELECT list(account) FROM node_accounts), $window_start, $window_end) l
