@@ -8,6 +8,8 @@ VERSITYGW_VERSION ?= v1.8.0
 SHOT    ?= summary.png
 BENCH_SIZES ?= 100000,1000000
 BENCH_JSON  ?= docs/performance.json
+BENCH_HISTORY_RUNS     ?= 30
+BENCH_HISTORY_PAYMENTS ?= 10000
 export CGO_ENABLED := 1
 
 .PHONY: build demo test bench bench-go update-golden fmt vet screenshot
@@ -24,9 +26,11 @@ test: vet
 
 # Speed and memory, never part of make test: recon bench generates a sandbox day of each
 # size and measures native read_csv, recon's ingest, the rules and recon run end to end, as
-# child processes. BENCH_SIZES=100000 for a quick look (about a minute).
+# child processes; then the history phase (nightly runs, archive growth).
+# BENCH_SIZES=100000 BENCH_HISTORY_RUNS=0 for a quick look (about two minutes).
 bench: build
-	./$(BIN) bench --sizes $(BENCH_SIZES) --json $(BENCH_JSON)
+	./$(BIN) bench --sizes "$(BENCH_SIZES)" --history-runs $(BENCH_HISTORY_RUNS) \
+		--history-payments $(BENCH_HISTORY_PAYMENTS) --json $(BENCH_JSON)
 
 # The Go benchmarks of the parse and load hot paths (testing.B, -benchmem), on 10k payments.
 bench-go:
