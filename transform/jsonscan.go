@@ -1,6 +1,9 @@
 package transform
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // A strict JSON scanner for the hot path of the server API payments: it
 // splits an object or an array into the text of its members without
@@ -18,80 +21,32 @@ func scanObject(raw []byte) (map[string]json.RawMessage, bool) {
 		return nil, false
 	}
 	m := make(map[string]json.RawMessage, 16)
-	i := skipSpace(raw, 1)
-	if i < len(raw) && raw[i] == '}' {
-		return m, i+1 == len(raw)
-	}
-	for {
-		if i >= len(raw) || raw[i] != '"' {
-			return nil, false
+	end, ok := scanSeq(raw, 1, '}', func(i int) (int, bool) {
+		key, start, end, ok := scanField(raw, i, 0)
+		if !ok || bytes.ContainsFunc(key, func(r rune) bool { return r == '\\' || r >= 0x80 }) {
+			return 0, false
 		}
-		start := i + 1
-		for i = start; i < len(raw) && raw[i] != '"'; i++ {
-			if c := raw[i]; c == '\\' || c < 0x20 || c >= 0x80 {
-				return nil, false
-			}
-		}
-		if i >= len(raw) {
-			return nil, false
-		}
-		key := raw[start:i]
-		i = skipSpace(raw, i+1)
-		if i >= len(raw) || raw[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(raw, i+1)
-		end, ok := scanValue(raw, i, 0)
-		if !ok {
-			return nil, false
-		}
-		m[string(key)] = json.RawMessage(raw[i:end:end])
-		i = skipSpace(raw, end)
-		if i >= len(raw) {
-			return nil, false
-		}
-		if raw[i] == '}' {
-			return m, i+1 == len(raw)
-		}
-		if raw[i] != ',' {
-			return nil, false
-		}
-		i = skipSpace(raw, i+1)
-	}
+		m[string(key)] = json.RawMessage(raw[start:end:end])
+		return end, true
+	})
+	return m, ok && end == len(raw)
 }
 
 // scanArray calls fn with the index and text of every element of a JSON
 // array (no surrounding space), once the whole array is known valid; ok is
 // false, and fn not called, when it is not.
 func scanArray(raw []byte, fn func(i int, e json.RawMessage) error) (ok bool, err error) {
-	var spans [][2]int
 	if len(raw) < 2 || raw[0] != '[' {
 		return false, nil
 	}
-	i := skipSpace(raw, 1)
-	if i < len(raw) && raw[i] == ']' {
-		return i+1 == len(raw), nil
-	}
-	for {
+	var spans [][2]int
+	end, ok := scanSeq(raw, 1, ']', func(i int) (int, bool) {
 		end, ok := scanValue(raw, i, 0)
-		if !ok {
-			return false, nil
-		}
 		spans = append(spans, [2]int{i, end})
-		i = skipSpace(raw, end)
-		if i >= len(raw) {
-			return false, nil
-		}
-		if raw[i] == ']' {
-			if i+1 != len(raw) {
-				return false, nil
-			}
-			break
-		}
-		if raw[i] != ',' {
-			return false, nil
-		}
-		i = skipSpace(raw, i+1)
+		return end, ok
+	})
+	if !ok || end != len(raw) {
+		return false, nil
 	}
 	for n, s := range spans {
 		if err := fn(n, json.RawMessage(raw[s[0]:s[1]:s[1]])); err != nil {
@@ -99,6 +54,48 @@ func scanArray(raw []byte, fn func(i int, e json.RawMessage) error) (ok bool, er
 		}
 	}
 	return true, nil
+}
+
+// scanSeq reads the members of an object or an array, from b[i] (just after
+// its opening bracket) to its close: item reads the member at b[j] and
+// returns its end. It returns the end of the close.
+func scanSeq(b []byte, i int, close byte, item func(j int) (int, bool)) (int, bool) {
+	i = skipSpace(b, i)
+	if i < len(b) && b[i] == close {
+		return i + 1, true
+	}
+	for {
+		end, ok := item(i)
+		if !ok {
+			return 0, false
+		}
+		i = skipSpace(b, end)
+		switch {
+		case i >= len(b):
+			return 0, false
+		case b[i] == close:
+			return i + 1, true
+		case b[i] != ',':
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// scanField reads `"key": value` at b[i]: the key's raw text (without its
+// quotes) and the value's span.
+func scanField(b []byte, i, depth int) (key []byte, start, end int, ok bool) {
+	kend, ok := scanString(b, i)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	j := skipSpace(b, kend)
+	if j >= len(b) || b[j] != ':' {
+		return nil, 0, 0, false
+	}
+	start = skipSpace(b, j+1)
+	end, ok = scanValue(b, start, depth)
+	return b[i+1 : kend-1], start, end, ok
 }
 
 // maxScanDepth bounds the nesting the scanner follows; deeper text is left
@@ -121,56 +118,12 @@ func scanValue(b []byte, i, depth int) (int, bool) {
 	case c == '"':
 		return scanString(b, i)
 	case c == '{':
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			end, ok := scanString(b, i)
-			if !ok {
-				return 0, false
-			}
-			i = skipSpace(b, end)
-			if i >= len(b) || b[i] != ':' {
-				return 0, false
-			}
-			if i, ok = scanValue(b, skipSpace(b, i+1), depth+1); !ok {
-				return 0, false
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return 0, false
-			}
-			if b[i] == '}' {
-				return i + 1, true
-			}
-			if b[i] != ',' {
-				return 0, false
-			}
-			i = skipSpace(b, i+1)
-		}
+		return scanSeq(b, i+1, '}', func(j int) (int, bool) {
+			_, _, end, ok := scanField(b, j, depth+1)
+			return end, ok
+		})
 	case c == '[':
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			end, ok := scanValue(b, i, depth+1)
-			if !ok {
-				return 0, false
-			}
-			i = skipSpace(b, end)
-			if i >= len(b) {
-				return 0, false
-			}
-			if b[i] == ']' {
-				return i + 1, true
-			}
-			if b[i] != ',' {
-				return 0, false
-			}
-			i = skipSpace(b, i+1)
-		}
+		return scanSeq(b, i+1, ']', func(j int) (int, bool) { return scanValue(b, j, depth+1) })
 	case c == 't':
 		return scanLiteral(b, i, "true")
 	case c == 'f':
