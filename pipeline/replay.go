@@ -77,6 +77,9 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 	if err := output.RestoreState(ctx, db, dir); err != nil {
 		return r, fmt.Errorf("replay %s: %w", runID, err)
 	}
+	if err := reconsql.Derive(ctx, db); err != nil { // the state of a run archived before a derived column
+		return r, fmt.Errorf("replay %s: %w", runID, err)
+	}
 	if err := replayJournal(ctx, db, dir, m.Run.ID); err != nil {
 		return r, fmt.Errorf("replay %s: %w", runID, err)
 	}

@@ -144,7 +144,8 @@ func newDB(t *testing.T) *sql.DB {
 
 // loadFixtures inserts every <table>.csv of dir into its table, by column
 // name; NOT NULL columns the file leaves out get a placeholder (source_line:
-// the line of the row in the file).
+// the line of the row in the file). The columns the loader derives and the
+// file leaves out are derived as for rows loaded before them (sql.Derive).
 func loadFixtures(t *testing.T, db *sql.DB, dir string) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
@@ -154,6 +155,9 @@ func loadFixtures(t *testing.T, db *sql.DB, dir string) {
 			continue
 		}
 		insertCSV(t, db, table, f)
+	}
+	if err := reconsql.Derive(t.Context(), db); err != nil {
+		t.Fatal(err)
 	}
 }
 

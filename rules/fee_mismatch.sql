@@ -14,7 +14,8 @@
 -- with expected null. The total check compares, per currency, total_fees
 -- with sending_fee + receiving_fee over every TRANSFER execution result of
 -- the payment, every node's; it reports the payment on its first account
--- of this node.
+-- of this node. It looks only at the payments the loader marked
+-- fee_totals_differ (the sums differ exactly), then applies the tolerance.
 WITH off AS (
     SELECT r.payment_id, r.execution_result_id, r.execution_timestamp, r.source_file, r.source_line, l.*
     FROM payment_fee_legs_for((SELECT list(account) FROM node_accounts), $window_start, $window_end) l
@@ -57,7 +58,8 @@ judged AS (
     FROM (SELECT payment_id, execution_timestamp, unnest([sender_address, receiver_address]) AS account
           FROM payment_execution_results
           WHERE result_list = 'execution' AND execution_result_type = 'TRANSFER'
-            AND execution_timestamp >= $window_start AND execution_timestamp < $window_end)
+            AND execution_timestamp >= $window_start AND execution_timestamp < $window_end
+            AND payment_id IN (SELECT payment_id FROM payments WHERE fee_totals_differ))
     WHERE account IN (SELECT account FROM node_accounts)
     GROUP BY payment_id
 ),

@@ -17,6 +17,9 @@ import (
 //go:embed migrations/*.sql
 var files embed.FS
 
+//go:embed derived.sql
+var derived string
+
 // Migrations is the folder of NNNN_name.sql files, applied in order.
 var Migrations, _ = fs.Sub(files, "migrations")
 
@@ -57,37 +60,58 @@ func List(fsys fs.FS) ([]Migration, error) {
 
 // Migrate applies recon's migrations not yet recorded in schema_version,
 // each in its own transaction, and returns the resulting version.
+// When it applies any, it then fills the derived columns (Derive).
 func Migrate(ctx context.Context, db *dbsql.DB) (int, error) {
-	return MigrateFS(ctx, db, Migrations)
+	v, applied, err := migrate(ctx, db, Migrations)
+	if err == nil && applied {
+		err = Derive(ctx, db)
+	}
+	return v, err
 }
 
-// MigrateFS is Migrate with the migrations of fsys.
+// MigrateFS applies the migrations of fsys, as Migrate does.
 func MigrateFS(ctx context.Context, db *dbsql.DB, fsys fs.FS) (int, error) {
+	v, _, err := migrate(ctx, db, fsys)
+	return v, err
+}
+
+// migrate applies the migrations of fsys not yet recorded; applied says
+// whether there was any.
+func migrate(ctx context.Context, db *dbsql.DB, fsys fs.FS) (current int, applied bool, err error) {
 	ms, err := List(fsys)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	// No DEFAULT now() on applied_at: DuckDB 1.4.5 cannot replay, after a
 	// crash, a write-ahead log that comments a column of a table with a
 	// function default (duckdb/duckdb#21490, fixed in later releases).
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
 		version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)`); err != nil {
-		return 0, fmt.Errorf("create schema_version: %w", err)
+		return 0, false, fmt.Errorf("create schema_version: %w", err)
 	}
-	var current int
 	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&current); err != nil {
-		return 0, fmt.Errorf("read schema version: %w", err)
+		return 0, false, fmt.Errorf("read schema version: %w", err)
 	}
 	for _, m := range ms {
 		if m.Version <= current {
 			continue
 		}
 		if err := apply(ctx, db, m); err != nil {
-			return current, err
+			return current, applied, err
 		}
-		current = m.Version
+		current, applied = m.Version, true
 	}
-	return current, nil
+	return current, applied, nil
+}
+
+// Derive fills the columns the loader derives for rows loaded without
+// them (derived.sql): after migrations, and after restoring an older run's
+// state. Rows that have them are left alone.
+func Derive(ctx context.Context, db *dbsql.DB) error {
+	if _, err := db.ExecContext(ctx, derived); err != nil {
+		return fmt.Errorf("derive loaded columns: %w", err)
+	}
+	return nil
 }
 
 func apply(ctx context.Context, db *dbsql.DB, m Migration) error {

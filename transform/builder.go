@@ -180,6 +180,9 @@ func (b *builder) commit(file string, line int64) (string, error) {
 	return "", nil
 }
 
+// last is column col of the row last committed.
+func (b *builder) last(col string) typed { return b.typed[b.idx[col]] }
+
 // readable fills, from the current row, what a rejected record's key,
 // payment id and time are when they can be read.
 func (b *builder) readable(q *quarantined) {

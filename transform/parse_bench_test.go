@@ -80,7 +80,7 @@ func BenchmarkParse(b *testing.B) {
 					return n, err
 				}
 				for j, raw := range content {
-					if err := paymentRow(bl, pos{file: f.Path, n: int64(j + 1)}, raw, paymentObjects(raw)); err != nil {
+					if err := paymentRow(bl, pos{file: f.Path, n: int64(j + 1)}, raw, paymentObjects(raw), nil); err != nil {
 						return n, err
 					}
 				}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	gojson "github.com/goccy/go-json"
 
 	"recon/extract/raw"
@@ -45,7 +46,8 @@ var (
 		Columns: cols(required("payment_id"), text("result_list"), required("execution_result_id"),
 			one("execution_timestamp", Time), text("execution_result_type"), one("execution_result_order", Amount),
 			movement(), one("intermediary_delta", Amount), text("incentive_type"), one("incentive_value", Amount),
-			text("transaction_hash", "venue_id"), one("fiat_adjusted_value", Amount), text("liquidity_payment_id")),
+			text("transaction_hash", "venue_id"), one("fiat_adjusted_value", Amount), text("liquidity_payment_id"),
+			text("sender_node_type", "receiver_node_type", "payment_type", "payment_method")),
 		Key: []string{"payment_id"},
 	}
 	PaymentQuoteElements = Table{
@@ -252,47 +254,44 @@ var paymentKnown = map[string][]string{
 
 // paymentRows adds one Payment to payments and its children to the child
 // builders. A payment that is not one is rejected alone; a bad child is
-// rejected alone, under its payment's id.
+// rejected alone, under its payment's id. The children come first: the
+// payment row carries fee_totals_differ, read from the children loaded.
 func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) error {
-	if err := paymentRow(bs[0], at, raw, doc); err != nil {
-		return err
-	}
-	if !utf8.Valid(raw) { // the payment is quarantined whole; its children are not staged
-		return nil
-	}
 	m := doc[""]
-	if m == nil {
-		return nil
-	}
 	idv, _ := jsonValue(m["payment_id"])
-	if !idv.set || idv.isJSON {
-		return nil
+	if m == nil || !utf8.Valid(raw) || !idv.set || idv.isJSON { // no children (invalid UTF-8: quarantined whole)
+		return paymentRow(bs[0], at, raw, doc, nil)
 	}
 	parent := map[string]value{"payment_id": idv}
 	feeInfo, quote := doc["contract.fee_info"], doc["contract.quote"]
+	var fees feeTotals
 	if err := each(feeInfo["total_fees"], at.path+".contract.fee_info.total_fees", func(p string, e json.RawMessage) error {
-		_, err := bs[1].element(pos{at.file, at.n, p}, e, shape{}, parent)
-		return err
+		if fields, err := bs[1].element(pos{at.file, at.n, p}, e, shape{}, parent); fields == nil || err != nil {
+			return err
+		}
+		fees.add(bs[1].last("fee_currency"), bs[1].last("total_fee"), 0)
+		return nil
 	}); err != nil {
 		return err
 	}
-	fixed := map[string]value{"payment_id": idv} // one map a payment, result_list set per list
+	fixed := map[string]value{"payment_id": idv} // one map a payment, list values set per list
+	fixed["payment_type"], _ = jsonValue(m["payment_type"])
+	fixed["payment_method"], _ = jsonValue(quote["payment_method"])
 	for _, rl := range resultLists {
 		fixed["result_list"] = textValue(rl.name)
-		if err := each(m[rl.field], at.path+"."+rl.field, func(p string, e json.RawMessage) error {
-			return movementRow(bs[2], pos{at.file, at.n, p}, e, fixed)
-		}); err != nil {
+		if err := resultRows(bs[2], at, m[rl.field], rl.field, fixed, &fees); err != nil {
 			return err
 		}
 	}
 	if err := each(quote["quote_elements"], at.path+".contract.quote.quote_elements", func(p string, e json.RawMessage) error {
-		return movementRow(bs[3], pos{at.file, at.n, p}, e, parent)
+		_, err := movementRow(bs[3], pos{at.file, at.n, p}, e, nil, parent)
+		return err
 	}); err != nil {
 		return err
 	}
 	n := 0
 	fixed = map[string]value{"payment_id": idv}
-	return each(m["user_info"], at.path+".user_info", func(p string, e json.RawMessage) error {
+	if err := each(m["user_info"], at.path+".user_info", func(p string, e json.RawMessage) error {
 		entry, _ := object(e)
 		node, _ := jsonValue(entry["node_address"])
 		for _, step := range userInfoSteps {
@@ -306,7 +305,105 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 			}
 		}
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	return paymentRow(bs[0], at, raw, doc, map[string]value{"fee_totals_differ": textValue(strconv.FormatBool(fees.differ()))})
+}
+
+// resultRows adds the execution results of one list of a payment. Those of
+// execution_results get their node types: the sender of the first (lowest
+// execution_result_order) is INITIAL, the receiver of the last TERMINAL,
+// any other side INTERMEDIATE (DESIGN §3, the fee configuration's
+// node_type). The fees of its TRANSFER results loaded go into fees.
+func resultRows(b *builder, at pos, list json.RawMessage, field string, fixed map[string]value, fees *feeTotals) error {
+	type element struct {
+		path  string
+		raw   json.RawMessage
+		m     map[string]json.RawMessage
+		order typed
+	}
+	var elems []element
+	order := &PaymentExecutionResults.Columns[PaymentExecutionResults.index("execution_result_order")]
+	var first, last decimal128.Num
+	ends := false
+	if err := each(list, at.path+"."+field, func(p string, e json.RawMessage) error {
+		el := element{path: p, raw: e, order: typed{null: true}}
+		el.m, _ = object(e)
+		if v, err := jsonValue(el.m["execution_result_order"]); err == nil {
+			if t, why := order.check(v); why == "" && !t.null {
+				el.order = t
+				if !ends || t.amount.Less(first) {
+					first = t.amount
+				}
+				if !ends || last.Less(t.amount) {
+					last = t.amount
+				}
+				ends = true
+			}
+		}
+		elems = append(elems, el)
+		return nil
+	}); err != nil {
+		return err
+	}
+	execution := fixed["result_list"].s == "execution"
+	for _, el := range elems {
+		delete(fixed, "sender_node_type")
+		delete(fixed, "receiver_node_type")
+		if execution {
+			fixed["sender_node_type"], fixed["receiver_node_type"] = textValue("INTERMEDIATE"), textValue("INTERMEDIATE")
+			if ends && !el.order.null && el.order.amount == first {
+				fixed["sender_node_type"] = textValue("INITIAL")
+			}
+			if ends && !el.order.null && el.order.amount == last {
+				fixed["receiver_node_type"] = textValue("TERMINAL")
+			}
+		}
+		ok, err := movementRow(b, pos{at.file, at.n, el.path}, el.raw, el.m, fixed)
+		if err != nil {
+			return err
+		}
+		if ok && execution && b.last("execution_result_type").s == "TRANSFER" {
+			fees.add(b.last("transfer_currency_code"), b.last("sending_fee"), 1)
+			fees.add(b.last("transfer_currency_code"), b.last("receiving_fee"), 1)
+		}
+	}
+	return nil
+}
+
+// feeTotals adds up, per currency, a payment's fee_info.total_fees (side 0)
+// and its TRANSFER execution results' fees (side 1), as loaded.
+type feeTotals map[string]*[2]decimal128.Num
+
+// add adds amount (null: nothing) to side of currency (null is a currency of its own).
+func (f *feeTotals) add(currency, amount typed, side int) {
+	if amount.null {
+		return
+	}
+	key := "\x00null"
+	if !currency.null {
+		key = currency.s
+	}
+	if *f == nil {
+		*f = feeTotals{}
+	}
+	t := (*f)[key]
+	if t == nil {
+		t = &[2]decimal128.Num{}
+		(*f)[key] = t
+	}
+	t[side] = t[side].Add(amount.amount)
+}
+
+// differ is true when the two sides differ in some currency.
+func (f feeTotals) differ() bool {
+	for _, t := range f {
+		if t[0] != t[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // each calls fn with the path and text of every element of a JSON array;
@@ -329,16 +426,19 @@ func each(raw json.RawMessage, path string, fn func(string, json.RawMessage) err
 	return nil
 }
 
-// movementRow adds an execution result or a quote element; fx_rate is an
-// object {rate, base_currency_code, counter_currency_code, type} or a number.
-func movementRow(b *builder, at pos, raw json.RawMessage, fixed map[string]value) error {
-	_, err := b.add(at, raw, func() error {
+// movementRow adds an execution result or a quote element (m: raw decoded,
+// or nil); fx_rate is an object {rate, base_currency_code,
+// counter_currency_code, type} or a number. It reports whether the row loaded.
+func movementRow(b *builder, at pos, raw json.RawMessage, m map[string]json.RawMessage, fixed map[string]value) (bool, error) {
+	return b.add(at, raw, func() error {
 		for k, v := range fixed {
 			b.set(k, v)
 		}
-		m, ok := object(raw)
-		if !ok {
-			return fmt.Errorf("not a JSON object")
+		if m == nil {
+			var ok bool
+			if m, ok = object(raw); !ok {
+				return fmt.Errorf("not a JSON object")
+			}
 		}
 		if err := b.setFields(m, movementShape); err != nil {
 			return err
@@ -359,7 +459,6 @@ func movementRow(b *builder, at pos, raw json.RawMessage, fixed map[string]value
 		}
 		return nil
 	})
-	return err
 }
 
 // paymentExtra keeps the fields of a Payment that no column or child table

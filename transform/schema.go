@@ -264,6 +264,7 @@ var Payments = Table{
 		text("sender_address", "receiver_address", "payment_method", "returns_payment_with_id",
 			"returned_by_payment_with_id", "crypto_transaction_id", "liquidation_id", "liquidation_status",
 			"liquidation_failure_reason", "fee_nodes"),
+		one("fee_totals_differ", Bool),
 	),
 	Extra: true,
 	Key:   []string{"payment_id"},

@@ -68,7 +68,7 @@ type paymentJSON struct {
 
 // paymentRow flattens one Payment of GET /v4/payments; doc is its objects
 // as decoded once (paymentObjects), nil when it is not an object.
-func paymentRow(b *builder, at pos, raw json.RawMessage, doc paymentDoc) error {
+func paymentRow(b *builder, at pos, raw json.RawMessage, doc paymentDoc, derived map[string]value) error {
 	_, err := b.add(at, raw, func() error {
 		var p paymentJSON
 		if err := decodeJSON(raw, &p); err != nil {
@@ -101,6 +101,9 @@ func paymentRow(b *builder, at pos, raw json.RawMessage, doc paymentDoc) error {
 			b.set(f.name, f.v)
 		}
 		paymentExtra(b, doc)
+		for k, v := range derived {
+			b.set(k, v)
+		}
 		return nil
 	})
 	return err
@@ -108,7 +111,7 @@ func paymentRow(b *builder, at pos, raw json.RawMessage, doc paymentDoc) error {
 
 // sweptPaymentRow flattens one payment of the label sweep.
 func sweptPaymentRow(b *builder, at pos, raw json.RawMessage) error {
-	return paymentRow(b, at, raw, paymentObjects(raw))
+	return paymentRow(b, at, raw, paymentObjects(raw), nil)
 }
 
 // readPage returns the items of a server API page (raw.Content), the raw
