@@ -131,20 +131,17 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 			if err := bs[i].finish(); err != nil {
 				return nil, err
 			}
-			if err := stageRecords(ctx, conn, "chunk_"+t.Name, bs[i].schema, recs[i]); err != nil {
+			q := fmt.Sprintf(`INSERT INTO stage_%[1]s SELECT * FROM stage_%[1]s_arrow`, t.Name)
+			if start == 0 {
+				q = fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE stage_%[1]s AS SELECT * FROM stage_%[1]s_arrow`, t.Name)
+			}
+			if err := appendRecords(ctx, conn, "stage_"+t.Name, bs[i].schema, recs[i], q); err != nil {
 				return nil, err
 			}
 			for _, r := range recs[i] {
 				r.Release()
 			}
 			recs[i] = recs[i][:0]
-			q := fmt.Sprintf(`INSERT INTO stage_%s SELECT * FROM chunk_%s`, t.Name, t.Name)
-			if start == 0 {
-				q = fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE stage_%s AS SELECT * FROM chunk_%s`, t.Name, t.Name)
-			}
-			if _, err := conn.ExecContext(ctx, q); err != nil {
-				return nil, fmt.Errorf("stage %s: %w", t.Name, err)
-			}
 		}
 	}
 	var bad []quarantined

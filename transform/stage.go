@@ -116,18 +116,17 @@ func streamRows(ctx context.Context, conn *sql.Conn, name string, b *builder, pr
 
 // stageRecords creates the temporary table name from records already built.
 func stageRecords(ctx context.Context, conn *sql.Conn, name string, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	return appendRecords(ctx, conn, name, schema, recs, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %[1]s AS SELECT * FROM %[1]s_arrow", name))
+}
+
+// appendRecords runs query on recs, registered as the view name_arrow.
+func appendRecords(ctx context.Context, conn *sql.Conn, name string, schema *arrow.Schema, recs []arrow.RecordBatch, query string) error {
 	r, err := array.NewRecordReader(schema, recs)
 	if err != nil {
 		return err
 	}
 	defer r.Release()
-	return createFromReader(ctx, conn, name, r)
-}
-
-// createFromReader registers r with the driver and copies it, in bulk, into
-// the temporary table name.
-func createFromReader(ctx context.Context, conn *sql.Conn, name string, r array.RecordReader) error {
-	return execOnReader(ctx, conn, name, r, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %[1]s AS SELECT * FROM %[1]s_arrow", name))
+	return execOnReader(ctx, conn, name, r, query)
 }
 
 // execOnReader registers r with the driver as the view name_arrow and runs
