@@ -29,6 +29,12 @@ const (
 // and referenced from the manifests of every run whose state holds it.
 const ObjectsDir = "objects/sha256/"
 
+// BeforeDir holds, in a run folder, the tables of reportState as the run
+// found them, one Parquet file each, for the run's own reports (changes.csv,
+// the workflow before the run). It is not archived: replay reads the same
+// rows from the state slices.
+const BeforeDir = "state-before"
+
 // ObjectKey is the archive key of the state slice with the hex sha256 sum.
 func ObjectKey(sum string) string {
 	return ObjectsDir + sum[:2] + "/" + sum + ".parquet"
@@ -61,8 +67,9 @@ var sliceColumns = []string{"run_id", "report_id", "event_date"}
 // A slice whose fingerprint matches an entry of the state cache (table
 // state_cache, for store's archive) whose object store still has is not
 // written: StateRefsName lists it with its object's sha256, and Upload
-// references that object (the slices of reportState are written anyway,
-// for the run's reports). A nil store uses no cache.
+// references that object. The tables of reportState are also written whole
+// into BeforeDir (not archived), for the run's reports. A nil store uses
+// no cache.
 func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, catalogue []rules.Rule) error {
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(RulesDir)), 0o755); err != nil {
 		return err
@@ -86,6 +93,9 @@ func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, cat
 		refs = append(refs, r...)
 	}
 	if err := writeStateRefs(runDir, refs); err != nil {
+		return err
+	}
+	if err := saveBefore(ctx, db, runDir, tables); err != nil {
 		return err
 	}
 	for _, r := range catalogue {
@@ -118,7 +128,7 @@ func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t
 	for i := range refs {
 		r := &refs[i]
 		r.Path = fmt.Sprintf("%s/%06d.parquet", dir, i)
-		if r.SHA256 != "" && !reportState[t] {
+		if r.SHA256 != "" {
 			continue
 		}
 		where, args := "", []any(nil)
@@ -137,6 +147,26 @@ func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t
 		}
 	}
 	return refs, nil
+}
+
+// saveBefore writes the tables of reportState, each whole in one file,
+// into runDir/BeforeDir: the run's reports read them there, so their state
+// slices need not be written when the archive already holds them.
+func saveBefore(ctx context.Context, db *sql.DB, runDir string, tables []string) error {
+	if err := os.MkdirAll(filepath.Join(runDir, BeforeDir), 0o755); err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if !reportState[t] {
+			continue
+		}
+		p := filepath.Join(runDir, BeforeDir, t+".parquet")
+		if _, err := db.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * FROM main.%s) TO %s (FORMAT parquet, COMPRESSION zstd)`,
+			ident(t), sqlString(p))); err != nil {
+			return fmt.Errorf("save %s before the run: %w", t, err)
+		}
+	}
+	return nil
 }
 
 // tableColumns are the columns of table t with their types, in order.
@@ -212,9 +242,10 @@ func RestoreState(ctx context.Context, db *sql.DB, runDir string) error {
 	return nil
 }
 
-// stateList is the SQL list of the Parquet files of table t's state in runDir.
+// stateList is the SQL list of the Parquet files of table t's state in
+// runDir: its file in BeforeDir when the run wrote one, else its slices.
 func stateList(runDir, t string) (string, error) {
-	files, err := StateFiles(runDir, t)
+	files, err := beforeFiles(runDir, t)
 	if err != nil {
 		return "", err
 	}
@@ -226,6 +257,16 @@ func stateList(runDir, t string) (string, error) {
 		q[i] = sqlString(f)
 	}
 	return "[" + strings.Join(q, ", ") + "]", nil
+}
+
+// beforeFiles is the file of table t in runDir/BeforeDir, if SaveInputs
+// wrote it there (a run, not a replay), else StateFiles.
+func beforeFiles(runDir, t string) ([]string, error) {
+	p := filepath.Join(runDir, BeforeDir, t+".parquet")
+	if _, err := os.Stat(p); err == nil {
+		return []string{p}, nil
+	}
+	return StateFiles(runDir, t)
 }
 
 func stateTables(ctx context.Context, db *sql.DB) ([]string, error) {

@@ -24,9 +24,10 @@ const StateRefsName = "state-slices.json"
 // fingerprinted does, so older cache entries no longer match.
 const fingerprintFormat = "f1"
 
-// reportState are the tables whose state the run's own reports read from the
-// run folder (changes.csv, the workflow before the run): their slices are
-// always written, a cache hit only saves hashing them.
+// reportState are the tables whose state before the run the run's own
+// reports read (changes.csv, the workflow before the run): SaveInputs also
+// writes each whole into BeforeDir, so their slices, like every other
+// table's, are written only when the archive does not hold them.
 var reportState = map[string]bool{"breaks": true, "break_events": true}
 
 // stateRef is one slice of the state SaveInputs saved. SHA256, Size and
