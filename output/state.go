@@ -84,9 +84,17 @@ func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, cat
 			return err
 		}
 	}
+	cols, err := allColumns(ctx, db)
+	if err != nil {
+		return err
+	}
+	var version string
+	if err := db.QueryRowContext(ctx, `SELECT library_version FROM pragma_version()`).Scan(&version); err != nil {
+		return fmt.Errorf("DuckDB version: %w", err)
+	}
 	var refs []stateRef
 	for _, t := range tables {
-		r, err := saveTable(ctx, db, store, cache, t, runDir)
+		r, err := saveTable(ctx, db, store, cache, version, t, cols[t], runDir)
 		if err != nil {
 			return fmt.Errorf("save the state of %s: %w", t, err)
 		}
@@ -108,17 +116,13 @@ func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, cat
 
 // saveTable writes the slices of table t into runDir but the cache hits,
 // and returns them all.
-func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t, runDir string) ([]stateRef, error) {
+func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, version, t string, cols []column, runDir string) ([]stateRef, error) {
 	dir := path.Join(StateDir, t)
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(dir)), 0o755); err != nil {
 		return nil, err
 	}
-	cols, err := tableColumns(ctx, db, t)
-	if err != nil {
-		return nil, err
-	}
 	col := sliceColumn(cols)
-	refs, err := fingerprints(ctx, db, t, col, cols)
+	refs, err := fingerprints(ctx, db, version, t, col, cols)
 	if err != nil {
 		return nil, err
 	}
@@ -169,23 +173,25 @@ func saveBefore(ctx context.Context, db *sql.DB, runDir string, tables []string)
 	return nil
 }
 
-// tableColumns are the columns of table t with their types, in order.
-func tableColumns(ctx context.Context, db *sql.DB, t string) ([]column, error) {
-	rows, err := db.QueryContext(ctx, `SELECT column_name, data_type FROM duckdb_columns()
-		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`, t)
+// allColumns are the columns of every table of main with their types, in
+// order, by table: one query for the whole state.
+func allColumns(ctx context.Context, db *sql.DB) (map[string][]column, error) {
+	rows, err := db.QueryContext(ctx, `SELECT table_name, column_name, data_type FROM duckdb_columns()
+		WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name, column_index`)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list columns: %w", err)
 	}
 	defer rows.Close()
-	var cols []column
+	out := map[string][]column{}
 	for rows.Next() {
+		var t string
 		var c column
-		if err := rows.Scan(&c.name, &c.typ); err != nil {
+		if err := rows.Scan(&t, &c.name, &c.typ); err != nil {
 			return nil, err
 		}
-		cols = append(cols, c)
+		out[t] = append(out[t], c)
 	}
-	return cols, rows.Err()
+	return out, rows.Err()
 }
 
 // sliceColumn is the first of sliceColumns that cols hold, "" if none.
