@@ -110,7 +110,7 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows
 		if err != nil {
 			return err
 		}
-		if rel = filepath.ToSlash(rel); rel != ManifestName && rel != StateRefsName {
+		if rel = filepath.ToSlash(rel); rel != ManifestName && rel != StateRefsName && !strings.HasPrefix(rel, BeforeDir+"/") {
 			rels = append(rels, rel)
 		}
 		return nil

@@ -29,6 +29,12 @@ const (
 // and referenced from the manifests of every run whose state holds it.
 const ObjectsDir = "objects/sha256/"
 
+// BeforeDir holds, in a run folder, the tables of reportState as the run
+// found them, one Parquet file each, for the run's own reports (changes.csv,
+// the workflow before the run). It is not archived: replay reads the same
+// rows from the state slices.
+const BeforeDir = "state-before"
+
 // ObjectKey is the archive key of the state slice with the hex sha256 sum.
 func ObjectKey(sum string) string {
 	return ObjectsDir + sum[:2] + "/" + sum + ".parquet"
@@ -61,8 +67,9 @@ var sliceColumns = []string{"run_id", "report_id", "event_date"}
 // A slice whose fingerprint matches an entry of the state cache (table
 // state_cache, for store's archive) whose object store still has is not
 // written: StateRefsName lists it with its object's sha256, and Upload
-// references that object (the slices of reportState are written anyway,
-// for the run's reports). A nil store uses no cache.
+// references that object. The tables of reportState are also written whole
+// into BeforeDir (not archived), for the run's reports. A nil store uses
+// no cache.
 func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, catalogue []rules.Rule) error {
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(RulesDir)), 0o755); err != nil {
 		return err
@@ -77,15 +84,26 @@ func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, cat
 			return err
 		}
 	}
+	cols, err := allColumns(ctx, db)
+	if err != nil {
+		return err
+	}
+	var version string
+	if err := db.QueryRowContext(ctx, `SELECT library_version FROM pragma_version()`).Scan(&version); err != nil {
+		return fmt.Errorf("DuckDB version: %w", err)
+	}
 	var refs []stateRef
 	for _, t := range tables {
-		r, err := saveTable(ctx, db, store, cache, t, runDir)
+		r, err := saveTable(ctx, db, store, cache, version, t, cols[t], runDir)
 		if err != nil {
 			return fmt.Errorf("save the state of %s: %w", t, err)
 		}
 		refs = append(refs, r...)
 	}
 	if err := writeStateRefs(runDir, refs); err != nil {
+		return err
+	}
+	if err := saveBefore(ctx, db, runDir, tables); err != nil {
 		return err
 	}
 	for _, r := range catalogue {
@@ -98,17 +116,13 @@ func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, cat
 
 // saveTable writes the slices of table t into runDir but the cache hits,
 // and returns them all.
-func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t, runDir string) ([]stateRef, error) {
+func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, version, t string, cols []column, runDir string) ([]stateRef, error) {
 	dir := path.Join(StateDir, t)
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(dir)), 0o755); err != nil {
 		return nil, err
 	}
-	cols, err := tableColumns(ctx, db, t)
-	if err != nil {
-		return nil, err
-	}
 	col := sliceColumn(cols)
-	refs, err := fingerprints(ctx, db, t, col, cols)
+	refs, err := fingerprints(ctx, db, version, t, col, cols)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +132,7 @@ func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t
 	for i := range refs {
 		r := &refs[i]
 		r.Path = fmt.Sprintf("%s/%06d.parquet", dir, i)
-		if r.SHA256 != "" && !reportState[t] {
+		if r.SHA256 != "" {
 			continue
 		}
 		where, args := "", []any(nil)
@@ -139,23 +153,45 @@ func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t
 	return refs, nil
 }
 
-// tableColumns are the columns of table t with their types, in order.
-func tableColumns(ctx context.Context, db *sql.DB, t string) ([]column, error) {
-	rows, err := db.QueryContext(ctx, `SELECT column_name, data_type FROM duckdb_columns()
-		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 ORDER BY column_index`, t)
+// saveBefore writes the tables of reportState, each whole in one file,
+// into runDir/BeforeDir: the run's reports read them there, so their state
+// slices need not be written when the archive already holds them.
+func saveBefore(ctx context.Context, db *sql.DB, runDir string, tables []string) error {
+	if err := os.MkdirAll(filepath.Join(runDir, BeforeDir), 0o755); err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if !reportState[t] {
+			continue
+		}
+		p := filepath.Join(runDir, BeforeDir, t+".parquet")
+		if _, err := db.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * FROM main.%s) TO %s (FORMAT parquet, COMPRESSION zstd)`,
+			ident(t), sqlString(p))); err != nil {
+			return fmt.Errorf("save %s before the run: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// allColumns are the columns of every table of main with their types, in
+// order, by table: one query for the whole state.
+func allColumns(ctx context.Context, db *sql.DB) (map[string][]column, error) {
+	rows, err := db.QueryContext(ctx, `SELECT table_name, column_name, data_type FROM duckdb_columns()
+		WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name, column_index`)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list columns: %w", err)
 	}
 	defer rows.Close()
-	var cols []column
+	out := map[string][]column{}
 	for rows.Next() {
+		var t string
 		var c column
-		if err := rows.Scan(&c.name, &c.typ); err != nil {
+		if err := rows.Scan(&t, &c.name, &c.typ); err != nil {
 			return nil, err
 		}
-		cols = append(cols, c)
+		out[t] = append(out[t], c)
 	}
-	return cols, rows.Err()
+	return out, rows.Err()
 }
 
 // sliceColumn is the first of sliceColumns that cols hold, "" if none.
@@ -212,9 +248,10 @@ func RestoreState(ctx context.Context, db *sql.DB, runDir string) error {
 	return nil
 }
 
-// stateList is the SQL list of the Parquet files of table t's state in runDir.
+// stateList is the SQL list of the Parquet files of table t's state in
+// runDir: its file in BeforeDir when the run wrote one, else its slices.
 func stateList(runDir, t string) (string, error) {
-	files, err := StateFiles(runDir, t)
+	files, err := beforeFiles(runDir, t)
 	if err != nil {
 		return "", err
 	}
@@ -226,6 +263,16 @@ func stateList(runDir, t string) (string, error) {
 		q[i] = sqlString(f)
 	}
 	return "[" + strings.Join(q, ", ") + "]", nil
+}
+
+// beforeFiles is the file of table t in runDir/BeforeDir, if SaveInputs
+// wrote it there (a run, not a replay), else StateFiles.
+func beforeFiles(runDir, t string) ([]string, error) {
+	p := filepath.Join(runDir, BeforeDir, t+".parquet")
+	if _, err := os.Stat(p); err == nil {
+		return []string{p}, nil
+	}
+	return StateFiles(runDir, t)
 }
 
 func stateTables(ctx context.Context, db *sql.DB) ([]string, error) {

@@ -22,11 +22,12 @@ const StateRefsName = "state-slices.json"
 
 // fingerprintFormat changes whenever the way slices are written or
 // fingerprinted does, so older cache entries no longer match.
-const fingerprintFormat = "f1"
+const fingerprintFormat = "f2"
 
-// reportState are the tables whose state the run's own reports read from the
-// run folder (changes.csv, the workflow before the run): their slices are
-// always written, a cache hit only saves hashing them.
+// reportState are the tables whose state before the run the run's own
+// reports read (changes.csv, the workflow before the run): SaveInputs also
+// writes each whole into BeforeDir, so their slices, like every other
+// table's, are written only when the archive does not hold them.
 var reportState = map[string]bool{"breaks": true, "break_events": true}
 
 // stateRef is one slice of the state SaveInputs saved. SHA256, Size and
@@ -176,14 +177,14 @@ func readStateRefs(dir string) (map[string]stateRef, error) {
 // fingerprints are the slices of table t, in the order SaveInputs writes
 // them, with the fingerprint of each: the fingerprint format and DuckDB
 // version, the table's columns and types, the row count, and three hash
-// aggregates over the rows: a xor and a sum of row hashes (content), and
+// aggregates of one hash of each row: its xor and sum (content), and
 // sum(h·rowid) − min(rowid)·sum(h) (the rows' order within the slice,
 // unchanged when a checkpoint renumbers the row ids by a constant). Equal
 // fingerprints mean the same rows in the same order, so the same Parquet
 // bytes. A table whose types hash() does not tell apart byte for byte gets
 // no fingerprints ("").
-func fingerprints(ctx context.Context, db *sql.DB, t, col string, cols []column) ([]stateRef, error) {
-	base, hashed, ok := fingerprintBase(ctx, db, cols)
+func fingerprints(ctx context.Context, db *sql.DB, version, t, col string, cols []column) ([]stateRef, error) {
+	base, hashed, ok := fingerprintBase(version, cols)
 	var q string
 	switch {
 	case !ok && col == "":
@@ -195,9 +196,9 @@ func fingerprints(ctx context.Context, db *sql.DB, t, col string, cols []column)
 		if col != "" {
 			v, group = "CAST("+ident(col)+" AS VARCHAR)", " GROUP BY v ORDER BY v NULLS FIRST"
 		}
-		q = fmt.Sprintf(`SELECT any_value(v), count(*), CAST(coalesce(bit_xor(hx), 0) AS VARCHAR), CAST(coalesce(sum(h), 0) AS VARCHAR),
+		q = fmt.Sprintf(`SELECT any_value(v), count(*), CAST(coalesce(bit_xor(h), 0) AS VARCHAR), CAST(coalesce(sum(h), 0) AS VARCHAR),
 			CAST(coalesce(sum(CAST(h >> 24 AS HUGEINT) * rowid) - min(rowid) * sum(CAST(h >> 24 AS HUGEINT)), 0) AS VARCHAR)
-			FROM (SELECT %[1]s AS v, rowid, hash(%[2]s) AS h, hash(%[2]s, 'recon') AS hx FROM main.%[3]s)%[4]s`,
+			FROM (SELECT %[1]s AS v, rowid, hash(%[2]s) AS h FROM main.%[3]s)%[4]s`,
 			v, hashed, ident(t), group)
 	}
 	rows, err := db.QueryContext(ctx, q)
@@ -248,9 +249,8 @@ var unhashable = []string{"FLOAT", "DOUBLE", "REAL", "INTERVAL", "TIME WITH TIME
 // slices and the SQL list of the table's columns to hash; ok is false when
 // a column's type cannot be fingerprinted. A top-level INTERVAL is hashed
 // as its text.
-func fingerprintBase(ctx context.Context, db *sql.DB, cols []column) (string, string, bool) {
-	var version string
-	if err := db.QueryRowContext(ctx, `SELECT library_version FROM pragma_version()`).Scan(&version); err != nil || len(cols) == 0 {
+func fingerprintBase(version string, cols []column) (string, string, bool) {
+	if version == "" || len(cols) == 0 {
 		return "", "", false
 	}
 	var sig, hashed []string

@@ -46,7 +46,7 @@ func handled(ctx context.Context, conn *sql.Conn) ([]Handled, error) {
 // a run archived before break_events existed).
 func beforeWorkflow(ctx context.Context, conn *sql.Conn, dir string) error {
 	q := `CREATE OR REPLACE TEMP TABLE before_workflow (break_id VARCHAR, workflow_status VARCHAR)`
-	if files, err := StateFiles(dir, "break_events"); err != nil {
+	if files, err := beforeFiles(dir, "break_events"); err != nil {
 		return err
 	} else if len(files) > 0 {
 		state, err := stateList(dir, "break_events")
