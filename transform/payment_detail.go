@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	gojson "github.com/goccy/go-json"
+	"golang.org/x/sync/errgroup"
 
 	"recon/extract/raw"
 )
@@ -93,62 +94,116 @@ var fxColumns = [...]struct{ field, col string }{{"rate", "fx_rate"}, {"base_cur
 // the memory of a large load (the children are several rows a payment).
 const paymentChunk = 200
 
+// paymentParsers is how many goroutines parse a chunk's pages (page k goes
+// to parser k mod paymentParsers): fixed, so the stage's row order, parser
+// by parser, is the same on every machine.
+const paymentParsers = 2
+
+// paymentParser is one parser's builders, one per table of paymentTables,
+// and the record batches they flushed.
+type paymentParser struct {
+	bs   []*builder
+	recs [][]arrow.RecordBatch
+}
+
+func newPaymentParser() *paymentParser {
+	p := &paymentParser{bs: make([]*builder, len(paymentTables)), recs: make([][]arrow.RecordBatch, len(paymentTables))}
+	for i, t := range paymentTables {
+		p.bs[i] = newBuilder(t, func(rec arrow.RecordBatch) error { p.recs[i] = append(p.recs[i], rec); return nil })
+	}
+	return p
+}
+
+func (p *paymentParser) release() {
+	for i := range p.bs {
+		p.bs[i].release()
+		for _, r := range p.recs[i] {
+			r.Release()
+		}
+		p.recs[i] = nil
+	}
+}
+
+// page adds the payments of one page, with their children.
+func (p *paymentParser) page(l *Loader, f raw.File) error {
+	content, err := readPage(l.path(f), f.Path)
+	if err != nil {
+		return fmt.Errorf("read payments pages: %s: %w", f.Path, err)
+	}
+	since := raw.PaymentsSince(f)
+	for j, item := range content {
+		doc := paymentObjects(item)
+		if since && !paymentInWindow(doc, f.Window) {
+			continue
+		}
+		at := pos{file: f.Path, n: int64(j + 1), path: fmt.Sprintf("$.content[%d]", j)}
+		if err := paymentRows(p.bs, at, item, doc); err != nil {
+			return fmt.Errorf("read payments pages: %w", err)
+		}
+	}
+	return nil
+}
+
 // loadPayments loads all pages of payments, with their children, in one
 // transaction: every payment brought replaces its row and its children.
 func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
-	recs := make([][]arrow.RecordBatch, len(paymentTables))
-	bs := make([]*builder, len(paymentTables))
-	for i, t := range paymentTables {
-		bs[i] = newBuilder(t, func(rec arrow.RecordBatch) error { recs[i] = append(recs[i], rec); return nil })
+	parsers := make([]*paymentParser, paymentParsers)
+	for w := range parsers {
+		parsers[w] = newPaymentParser()
+		defer parsers[w].release()
 	}
-	defer func() {
-		for i := range bs {
-			bs[i].release()
-			for _, r := range recs[i] {
-				r.Release()
-			}
-		}
-	}()
 	for start := 0; start < len(files); start += paymentChunk {
-		for _, f := range files[start:min(start+paymentChunk, len(files))] {
-			content, err := readPage(l.path(f), f.Path)
-			if err != nil {
-				return nil, fmt.Errorf("read payments pages: %s: %w", f.Path, err)
-			}
-			since := raw.PaymentsSince(f)
-			for j, item := range content {
-				doc := paymentObjects(item)
-				if since && !paymentInWindow(doc, f.Window) {
-					continue
+		end := min(start+paymentChunk, len(files))
+		var g errgroup.Group
+		for w, p := range parsers {
+			g.Go(func() error {
+				for k := start + w; k < end; k += paymentParsers {
+					if err := p.page(l, files[k]); err != nil {
+						return err
+					}
 				}
-				at := pos{file: f.Path, n: int64(j + 1), path: fmt.Sprintf("$.content[%d]", j)}
-				if err := paymentRows(bs, at, item, doc); err != nil {
-					return nil, fmt.Errorf("read payments pages: %w", err)
+				for _, b := range p.bs {
+					if err := b.finish(); err != nil {
+						return err
+					}
 				}
-			}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
 		}
 		for i, t := range paymentTables {
-			if err := bs[i].finish(); err != nil {
-				return nil, err
+			var recs []arrow.RecordBatch
+			for _, p := range parsers {
+				recs = append(recs, p.recs[i]...)
 			}
 			q := fmt.Sprintf(`INSERT INTO stage_%[1]s SELECT * FROM stage_%[1]s_arrow`, t.Name)
 			if start == 0 {
 				q = fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE stage_%[1]s AS SELECT * FROM stage_%[1]s_arrow`, t.Name)
 			}
-			if err := appendRecords(ctx, conn, "stage_"+t.Name, bs[i].schema, recs[i], q); err != nil {
+			if err := appendRecords(ctx, conn, "stage_"+t.Name, parsers[0].bs[i].schema, recs, q); err != nil {
 				return nil, err
 			}
-			for _, r := range recs[i] {
-				r.Release()
+			for _, p := range parsers {
+				for _, r := range p.recs[i] {
+					r.Release()
+				}
+				p.recs[i] = p.recs[i][:0]
 			}
-			recs[i] = recs[i][:0]
 		}
 	}
 	var bad []quarantined
-	for i := range bs {
-		bad = append(bad, bs[i].bad...)
+	for i := range paymentTables {
+		for _, p := range parsers {
+			bad = append(bad, p.bs[i].bad...)
+		}
 	}
-	stats := fileStats(files, bs[0]) // the payments of each page; their children are not rows of the file
+	payments := make([]*builder, len(parsers))
+	for w, p := range parsers {
+		payments[w] = p.bs[0]
+	}
+	stats := fileStats(files, payments...) // the payments of each page; their children are not rows of the file
 	if err := stageRecord(ctx, conn, bad, stats); err != nil {
 		return nil, err
 	}
@@ -167,11 +222,11 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 	}
 	stmts = append(stmts, insertSQL(&Payments, "stage_payments"))
 	// The children of the payment row kept, and of no other copy of it.
-	kept := `(SELECT payment_id, _file, _line FROM stage_payments QUALIFY row_number() OVER (PARTITION BY payment_id ORDER BY ` +
-		Payments.Keep + `) = 1)`
+	stmts = append(stmts, `CREATE OR REPLACE TEMP TABLE stage_kept AS SELECT payment_id, _file, _line FROM stage_payments
+		QUALIFY row_number() OVER (PARTITION BY payment_id ORDER BY `+Payments.Keep+`) = 1`)
 	for _, t := range paymentTables[1:] {
-		stmts = append(stmts, insertSQL(t, fmt.Sprintf(`(SELECT c.* FROM stage_%s c SEMI JOIN %s k
-			ON k.payment_id = c.payment_id AND k._file = c._file AND k._line = c._line)`, t.Name, kept)))
+		stmts = append(stmts, insertSQL(t, fmt.Sprintf(`(SELECT c.* FROM stage_%s c SEMI JOIN stage_kept k
+			ON k.payment_id = c.payment_id AND k._file = c._file AND k._line = c._line)`, t.Name)))
 	}
 	stmts = append(stmts, `DELETE FROM quarantine q USING stage_files f
 		WHERE q.source = $source AND q.window_from >= f.window_from AND q.window_to <= f.window_to`)
