@@ -69,12 +69,13 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 			}
 		}
 	}()
-	for _, f := range files {
+	items := make([]*int64, len(files))
+	for i, f := range files {
 		body, err := readDoc(l.path(f))
 		if err != nil {
 			return nil, err
 		}
-		if err := liquidationFileRows(bs, f.Path, body, listed); err != nil {
+		if items[i], err = liquidationFileRows(bs, f.Path, body, listed); err != nil {
 			return nil, fmt.Errorf("liquidation %s: %w", f.Path, err)
 		}
 	}
@@ -89,6 +90,9 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 		bad = append(bad, bs[i].bad...)
 	}
 	stats := fileStats(files, bs...)
+	for i := range stats {
+		stats[i].Items = items[i]
+	}
 	if err := stageRecord(ctx, conn, bad, stats); err != nil {
 		return nil, err
 	}
@@ -116,17 +120,15 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 
 // liquidationFileRows flattens the liquidations of one raw file: the one
 // it is, or the items of the list page it is that are loaded (see
-// loadLiquidations). An item is positioned by its place in the page.
-func liquidationFileRows(bs []*builder, file string, body []byte, listed map[string]bool) error {
-	m, isObject := object(body)
-	_, hasID := m["id"]
-	results, isPage := m["results"]
-	if !isObject || hasID || !isPage {
-		return liquidationRows(bs, pos{file: file, n: 1, path: "$"}, strings.TrimSuffix(path.Base(file), ".json"), body)
+// loadLiquidations). An item is positioned by its place in the page. It
+// returns the items of a page, nil for a single liquidation.
+func liquidationFileRows(bs []*builder, file string, body []byte, listed map[string]bool) (*int64, error) {
+	items, isPage, err := LiquidationPage(body)
+	if !isPage {
+		return nil, liquidationRows(bs, pos{file: file, n: 1, path: "$"}, strings.TrimSuffix(path.Base(file), ".json"), body)
 	}
-	var items []json.RawMessage
-	if err := decodeJSON(results, &items); err != nil || items == nil {
-		return unreadable(file, errors.New("a liquidation list page whose results is not an array"))
+	if err != nil {
+		return nil, unreadable(file, err)
 	}
 	for j, item := range items {
 		id, whole := listedLiquidation(item)
@@ -141,10 +143,27 @@ func liquidationFileRows(bs []*builder, file string, body []byte, listed map[str
 		} // without an id, the item is rejected with its place
 		at := pos{file: file, n: int64(j + 1), path: fmt.Sprintf("$.results[%d]", j)}
 		if err := liquidationRows(bs, at, "", item); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	n := int64(len(items))
+	return &n, nil
+}
+
+// LiquidationPage reads a liquidation raw file: isPage tells a list page
+// (an object with results and no id) from one liquidation, items are the
+// page's results.
+func LiquidationPage(body []byte) (items []json.RawMessage, isPage bool, err error) {
+	m, isObject := object(bytes.TrimPrefix(body, bom))
+	_, hasID := m["id"]
+	results, hasResults := m["results"]
+	if !isObject || hasID || !hasResults {
+		return nil, false, nil
+	}
+	if err := decodeJSON(results, &items); err != nil || items == nil {
+		return nil, true, errors.New("a liquidation list page whose results is not an array")
+	}
+	return items, true, nil
 }
 
 // listedLiquidation is the id of a list item and whether it carries its

@@ -2,6 +2,7 @@ package transform_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 )
@@ -55,6 +56,15 @@ func TestLiquidationPagesLoadFirstOccurrence(t *testing.T) {
 	got = query(`SELECT liquidation_id, trade_id, source_file, source_line::VARCHAR FROM liquidation_trades ORDER BY trade_id`)
 	if len(got) != 3 || got[2] != id(4)+" 5e1a0004-0000-4000-8000-000000000001 "+p1+" 1" {
 		t.Errorf("trades %q, want two of %s and the good one of %s", got, id(1), id(4))
+	}
+	// The manifest counts a page's items (repeats and summaries too), not its rows.
+	records := map[string]string{}
+	for _, f := range st.Files {
+		n, ok := f.Records()
+		records[f.File.Path] = fmt.Sprint(n, ok)
+	}
+	if want := map[string]string{p0: "3 true", p1: "3 true", "liquidations/" + id(2) + ".json": "0 false"}; !maps.Equal(records, want) {
+		t.Errorf("records %v, want %v", records, want)
 	}
 	if st.Quarantined() != 2 {
 		t.Errorf("%d quarantined, want 2", st.Quarantined())
