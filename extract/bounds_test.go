@@ -3,9 +3,11 @@ package extract
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -109,30 +111,40 @@ func TestNameClashRefused(t *testing.T) {
 	})
 }
 
-// TestLiquidationsWrittenPerPage: an item that carries its trade requests
-// is written when its list page arrives, so extraction holds a page of
-// them, not the day's; a list that fails afterwards leaves no file behind.
+// TestLiquidationsWrittenPerPage: each list page is written as it is when
+// it arrives, one raw file per page, so extraction holds a page, not the
+// day's liquidations; an item that carries its trade requests gets no file
+// of its own, a summary gets its detail file, a repeated id no second one;
+// a list that fails afterwards leaves no file behind.
 func TestLiquidationsWrittenPerPage(t *testing.T) {
+	page0 := `{"results":[{"id":"a","trade_requests":[]},{"id":"s","status":"CREATED"}],"last":false,"number":0,"totalElements":4}`
+	page1 := `{"results":[{"id":"b","trade_requests":[]},{"id":"s","trade_requests":[]}],"last":true,"number":1,"totalElements":4}`
+	first, second := "liquidations/2026-01-01_2026-01-02_p0000.json", "liquidations/2026-01-01_2026-01-02_p0001.json"
 	for _, fail := range []bool{false, true} {
 		t.Run(fmt.Sprintf("second page fails=%v", fail), func(t *testing.T) {
 			dir := t.TempDir()
 			firstOnDisk := false
+			details := map[string]int{}
 			mux := http.NewServeMux()
 			mux.Handle("POST /v2/oauth/token", &tokenServer{})
 			mux.HandleFunc("GET /liquidations", func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Query().Get("page") != "1" {
-					writeJSON(w, 200, map[string]any{"results": []map[string]any{{"id": "a", "trade_requests": []any{}}},
-						"last": false, "number": 0, "totalElements": 2})
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, page0)
 					return
 				}
-				_, err := os.Stat(filepath.Join(dir, "liquidations", "a.json"))
+				_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(first)))
 				firstOnDisk = err == nil
 				if fail {
 					writeJSON(w, 400, map[string]string{"error": "bad request"})
 					return
 				}
-				writeJSON(w, 200, map[string]any{"results": []map[string]any{{"id": "b", "trade_requests": []any{}}},
-					"last": true, "number": 1, "totalElements": 2})
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, page1)
+			})
+			mux.HandleFunc("GET /liquidations/{id}", func(w http.ResponseWriter, r *http.Request) {
+				details[r.PathValue("id")]++
+				writeJSON(w, 200, map[string]any{"id": r.PathValue("id"), "status": "CREATED"})
 			})
 			c := newTestClient(t, mux, func(c *Config) { c.LiquidationURL = c.ReportingURL })
 			o, err := c.extractLiquidations(c.withRun(t.Context()), mustWindow(t, "2026-01-01", "2026-01-02"), dir)
@@ -140,14 +152,35 @@ func TestLiquidationsWrittenPerPage(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !firstOnDisk {
-				t.Error("the first page's liquidation was not on disk when the second page was asked")
+				t.Error("the first list page was not on disk when the second page was asked")
 			}
+			var onDisk []string
 			entries, _ := os.ReadDir(filepath.Join(dir, "liquidations"))
-			switch {
-			case fail && (len(o.incomplete) != 1 || len(entries) != 0):
-				t.Errorf("incomplete %q, files %v: want not pulled and no file", o.incomplete, entries)
-			case !fail && (len(o.incomplete) != 0 || len(o.files) != 2 || len(entries) != 2):
-				t.Errorf("incomplete %q, %d files, %d on disk: want both liquidations", o.incomplete, len(o.files), len(entries))
+			for _, e := range entries {
+				onDisk = append(onDisk, "liquidations/"+e.Name())
+			}
+			if fail {
+				if len(o.incomplete) != 1 || len(onDisk) != 0 {
+					t.Errorf("incomplete %q, files %v: want not pulled and no file", o.incomplete, onDisk)
+				}
+				return
+			}
+			var paths []string
+			for _, f := range o.files {
+				paths = append(paths, fmt.Sprintf("%s page=%d %s", f.Path, f.Page, strings.SplitN(f.Request, "?", 2)[0]))
+			}
+			base := "GET " + c.cfg.LiquidationURL + "/liquidations"
+			want := []string{first + " page=0 " + base, second + " page=1 " + base, "liquidations/s.json page=0 " + base + "/s"}
+			if len(o.incomplete) != 0 || !slices.Equal(paths, want) || !slices.Equal(onDisk, []string{first, second, "liquidations/s.json"}) {
+				t.Errorf("incomplete %q\nfiles %q\non disk %q\nwant the two pages and the summary's detail: %q", o.incomplete, paths, onDisk, want)
+			}
+			if len(details) != 1 || details["s"] != 1 {
+				t.Errorf("detail requests %v, want s alone, once", details)
+			}
+			for f, body := range map[string]string{first: page0, second: page1} {
+				if b, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f))); string(b) != body {
+					t.Errorf("%s holds %s, want the page as received: %s", f, b, body)
+				}
 			}
 		})
 	}

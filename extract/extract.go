@@ -484,12 +484,12 @@ func (c *Client) extractStatement(ctx context.Context, account string, w raw.Win
 	return files, nil
 }
 
-// extractLiquidations lists the liquidations created in w. An item that
-// carries its trade_requests is written as it is, as soon as its list page
-// arrives (memory stays a page's, not the day's); only the others are
-// fetched whole, liquidationWorkers at a time (DESIGN §3). When the service
-// fails, or none is configured, the source is not pulled (notPulled) and
-// the files already written are removed.
+// extractLiquidations lists the liquidations created in w. Each list page
+// is written as it is, as soon as it arrives (memory stays a page's, not the
+// day's): an item that carries its trade_requests is read from it; only the
+// others are fetched whole, liquidationWorkers at a time, each to its own
+// file (DESIGN §3). When the service fails, or none is configured, the
+// source is not pulled (notPulled) and the files already written are removed.
 func (c *Client) extractLiquidations(ctx context.Context, w raw.Window, dir string) (outcome, error) {
 	if c.cfg.LiquidationURL == "" {
 		return notPulled(raw.SourceLiquidation, w, "", errNoLiquidationURL), nil
@@ -504,27 +504,21 @@ func (c *Client) extractLiquidations(ctx context.Context, w raw.Window, dir stri
 		}
 		return c.notPulled(ctx, raw.SourceLiquidation, w, first, err)
 	}
-	if err := c.fetchPages(ctx, c.liquidationPager(w, MaxLiquidationPage), func(p raw.Page, _ []byte) error {
-		from := len(list.items)
-		if err := list.add(p.Number, p.Items); err != nil {
+	var files []raw.File
+	if err := c.fetchPages(ctx, c.liquidationPager(w, MaxLiquidationPage), func(p raw.Page, body []byte) error {
+		if err := list.add(p.Items); err != nil {
 			return err
 		}
-		for i := from; i < len(list.items); i++ {
-			it := &list.items[i]
-			if it.body == nil {
-				continue
-			}
-			if err := run.claim(liquidationPath(it.id), it.id); err != nil {
-				return err
-			}
-			f := raw.File{Source: raw.SourceLiquidation, Format: raw.FormatJSON, Status: raw.StatusReady, Window: w,
-				Path: liquidationPath(it.id), Request: "GET " + c.liquidationListURL(w, it.page, MaxLiquidationPage)}
-			var err error
-			if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, it.body); err != nil {
-				return &writeError{fmt.Errorf("liquidation %s: %w", it.id, err)}
-			}
-			it.file, it.body = f, nil
+		f := raw.File{Source: raw.SourceLiquidation, Format: raw.FormatJSON, Status: raw.StatusReady, Window: w, Page: p.Number,
+			Path: liquidationPagePath(w, p.Number), Request: "GET " + c.liquidationListURL(w, p.Number, MaxLiquidationPage)}
+		if err := run.claim(f.Path, fmt.Sprintf("list page %d of %s", p.Number, w)); err != nil {
+			return err
 		}
+		var err error
+		if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
+			return &writeError{fmt.Errorf("liquidations page %d: %w", p.Number, err)}
+		}
+		files = append(files, f)
 		return nil
 	}); err != nil {
 		if errors.As(err, &written) {
@@ -532,30 +526,31 @@ func (c *Client) extractLiquidations(ctx context.Context, w raw.Window, dir stri
 		}
 		return dropWritten(err)
 	}
-	files := make([]raw.File, len(list.items))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(liquidationWorkers)
-	details := 0
-	for i, it := range list.items {
-		if it.file.Path != "" {
-			files[i] = it.file
+	pages := len(files)
+	var ids []string // of the summaries, fetched whole into files[pages:]
+	for _, it := range list.items {
+		if it.whole {
 			continue
 		}
 		if err := run.claim(liquidationPath(it.id), it.id); err != nil {
 			return dropWritten(err)
 		}
-		details++
+		ids = append(ids, it.id)
+		files = append(files, raw.File{Source: raw.SourceLiquidation, Format: raw.FormatJSON, Status: raw.StatusReady, Window: w,
+			Path: liquidationPath(it.id), Request: "GET " + c.liquidationURL(it.id)})
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(liquidationWorkers)
+	for i, id := range ids {
+		f := &files[pages+i] // files no longer grows
 		g.Go(func() error {
-			body, err := c.Liquidation(gctx, it.id)
+			body, err := c.Liquidation(gctx, id)
 			if err != nil {
 				return &pullError{err}
 			}
-			f := raw.File{Source: raw.SourceLiquidation, Format: raw.FormatJSON, Status: raw.StatusReady, Window: w,
-				Path: liquidationPath(it.id), Request: "GET " + c.liquidationURL(it.id)}
 			if f.SHA256, f.Size, err = c.save(ctx, dir, f.Path, body); err != nil {
-				return fmt.Errorf("liquidation %s: %w", it.id, err)
+				return fmt.Errorf("liquidation %s: %w", id, err)
 			}
-			files[i] = f
 			return nil
 		})
 	}
@@ -566,7 +561,7 @@ func (c *Client) extractLiquidations(ctx context.Context, w raw.Window, dir stri
 		}
 		return dropWritten(pe.err)
 	}
-	c.log.Info("liquidations", "window", w.String(), "count", len(files), "detail_requests", details)
+	c.log.Info("liquidations", "window", w.String(), "count", len(list.items), "pages", pages, "detail_requests", len(files)-pages)
 	return outcome{files: files}, nil
 }
 
@@ -577,8 +572,15 @@ type writeError struct{ err error }
 func (e *writeError) Error() string { return e.err.Error() }
 func (e *writeError) Unwrap() error { return e.err }
 
-// liquidationPath is the raw file of liquidation id.
+// liquidationPath is the raw file of liquidation id, read with
+// GET /liquidations/{id}.
 func liquidationPath(id string) string { return path.Join("liquidations", safeName(id)+".json") }
+
+// liquidationPagePath is the raw file of one page of the liquidation list
+// of w, named as statement pages are.
+func liquidationPagePath(w raw.Window, page int) string {
+	return path.Join("liquidations", fmt.Sprintf("%s_%s_p%04d.json", w.From.Format(raw.DateLayout), w.To.Format(raw.DateLayout), page))
+}
 
 // pullError is a failure to pull a source (the provider failed or answered
 // what recon cannot read), as opposed to a failure to write what was pulled.

@@ -72,25 +72,24 @@ func (c *Client) needLiquidationURL() error {
 
 var errNoLiquidationURL = errors.New("LiquidationURL is not configured")
 
-// listedLiquidation is one liquidation of the list: its id, and its whole
-// body when the item carries its trade requests (DESIGN §3: no detail call
-// is needed then), with the list page it came from.
+// listedLiquidation is one liquidation of the list: its id, and whether the
+// item carries its trade requests (DESIGN §3: its list page, saved as it
+// is, holds the whole record and no detail call is needed).
 type listedLiquidation struct {
-	id   string
-	body json.RawMessage // nil: a summary; GET /liquidations/{id} gives the trades
-	page int
-	file raw.File // once its body is written
+	id    string
+	whole bool // false: a summary; GET /liquidations/{id} gives the trades
 }
 
 // liquidationIDs collects the listed liquidations in list order, each once
-// (a list that changed while paging may repeat one: the first is kept).
+// (a list that changed while paging may repeat one: the first is kept; the
+// loader applies the same rule to the saved pages).
 type liquidationIDs struct {
 	items []listedLiquidation
 	seen  map[string]bool
 }
 
 // add takes the items of one list page.
-func (l *liquidationIDs) add(page int, items []json.RawMessage) error {
+func (l *liquidationIDs) add(items []json.RawMessage) error {
 	if l.seen == nil {
 		l.seen = map[string]bool{}
 	}
@@ -107,11 +106,8 @@ func (l *liquidationIDs) add(page int, items []json.RawMessage) error {
 		}
 		id := strings.Clone(v.ID) // not a view into the page, which is dropped
 		l.seen[id] = true
-		it := listedLiquidation{id: id, page: page}
-		if tr := bytes.TrimSpace(v.TradeRequests); len(tr) > 0 && tr[0] == '[' {
-			it.body = bytes.Clone(item)
-		}
-		l.items = append(l.items, it)
+		tr := bytes.TrimSpace(v.TradeRequests)
+		l.items = append(l.items, listedLiquidation{id: id, whole: len(tr) > 0 && tr[0] == '['})
 	}
 	return nil
 }

@@ -122,6 +122,7 @@ func tallyRaw(t *testing.T, dir string, files []raw.File) map[string]tally {
 	t.Helper()
 	sums := map[string]decimal.Decimal{}
 	out := map[string]tally{}
+	seenLiquidation := map[string]bool{}
 	add := func(source string, amount string) {
 		d, err := decimal.NewFromString(amount)
 		if err != nil {
@@ -167,21 +168,23 @@ func tallyRaw(t *testing.T, dir string, files []raw.File) map[string]tally {
 				add(f.Source, e.BalanceChange.String())
 			}
 		case raw.SourceLiquidation:
-			var l struct {
-				DestinationAmount json.Number `json:"destination_amount"`
-				TradeRequests     []struct {
-					Amount          json.Number `json:"amount"`
-					TradeExecutions []struct {
-						DestinationAmount json.Number `json:"destination_amount"`
-					} `json:"trade_executions"`
-				} `json:"trade_requests"`
-			}
-			mustDecode(t, b, &l)
-			add(f.Source, l.DestinationAmount.String())
-			for _, tr := range l.TradeRequests {
-				add("liquidation_trade", tr.Amount.String())
-				for _, e := range tr.TradeExecutions {
-					add("trade_execution", e.DestinationAmount.String())
+			for _, item := range liquidationRecords(t, b, seenLiquidation) {
+				var l struct {
+					DestinationAmount json.Number `json:"destination_amount"`
+					TradeRequests     []struct {
+						Amount          json.Number `json:"amount"`
+						TradeExecutions []struct {
+							DestinationAmount json.Number `json:"destination_amount"`
+						} `json:"trade_executions"`
+					} `json:"trade_requests"`
+				}
+				mustDecode(t, item, &l)
+				add(f.Source, l.DestinationAmount.String())
+				for _, tr := range l.TradeRequests {
+					add("liquidation_trade", tr.Amount.String())
+					for _, e := range tr.TradeExecutions {
+						add("trade_execution", e.DestinationAmount.String())
+					}
 				}
 			}
 		case raw.SourcePayment, raw.SourcePaymentLabel, raw.SourceTransfer, raw.SourceFee:

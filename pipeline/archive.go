@@ -74,7 +74,7 @@ func ArchiveRun(ctx context.Context, cfg Config, runID string) (*Archived, error
 	case err != nil:
 		return nil, err
 	default:
-		rows, err := loadedRows(ctx, cfg.DB, runID)
+		rows, err := loadedRows(ctx, cfg.DB, runID, runDir)
 		if err != nil {
 			return nil, err
 		}
@@ -109,8 +109,10 @@ func inputRows(loaded transform.Stats) output.Rows {
 	return rows
 }
 
-// loadedRows are inputRows of a published run, from its rows of source_files.
-func loadedRows(ctx context.Context, db, runID string) (output.Rows, error) {
+// loadedRows are inputRows of a published run, from its rows of source_files
+// and, for a liquidation list page, whose items they do not count, the page
+// in runDir.
+func loadedRows(ctx context.Context, db, runID, runDir string) (output.Rows, error) {
 	conn, err := OpenPublished(db)
 	if err != nil {
 		return nil, err
@@ -127,6 +129,16 @@ func loadedRows(ctx context.Context, db, runID string) (output.Rows, error) {
 		f := transform.FileStats{File: &raw.File{}}
 		if err := q.Scan(&f.File.Source, &f.File.Path, &f.Rows, &f.Quarantined); err != nil {
 			return nil, fmt.Errorf("read the files run %s loaded: %w", runID, err)
+		}
+		if f.File.Source == raw.SourceLiquidation {
+			b, err := os.ReadFile(filepath.Join(runDir, output.InputsDir, filepath.FromSlash(f.File.Path)))
+			if err != nil {
+				return nil, fmt.Errorf("read the files run %s loaded: %w", runID, err)
+			}
+			if items, isPage, _ := transform.LiquidationPage(b); isPage {
+				n := int64(len(items))
+				f.Items = &n
+			}
 		}
 		loaded.Files = append(loaded.Files, f)
 	}

@@ -101,6 +101,7 @@ func TestManifestFailsAfterPublish(t *testing.T) {
 	if _, err := pipeline.ArchiveRun(t.Context(), e.cfg, res.RunID); err != nil {
 		t.Fatal(err)
 	}
+	assertManifest(t, e.cfg.ArchiveURL, res.RunID) // row counts from source_files and, for liquidation pages, the pages
 	if verdict, reasons, _ := ledger(t, e.cfg.DB, res.RunID); verdict != output.Complete || reasons != "[]" {
 		t.Errorf("ledger after recon archive: %s %s", verdict, reasons)
 	}

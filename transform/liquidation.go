@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -15,31 +16,46 @@ import (
 	"recon/extract/raw"
 )
 
-// liquidationChunk is how many liquidation files are staged and replaced per
-// transaction; it bounds the memory of a large load.
-const liquidationChunk = 10000
+// liquidationChunk is how many liquidation files, liquidationChunkBytes how
+// many of their bytes, are staged and replaced per transaction at most (a
+// chunk holds one file at least); they bound the memory of a large load.
+const (
+	liquidationChunk      = 10000
+	liquidationChunkBytes = 32 << 20
+)
 
 // liquidationParts are the nested objects of a liquidation flattened into
 // its row as <part>_<snake_case field>.
 var liquidationParts = []string{"execution_strategy", "execution_summary", "trading_summary"}
 
 // loadLiquidations replaces each liquidation, with its trades and executions,
-// by id.
+// by id. A raw file is one liquidation (GET /liquidations/{id}, and every
+// file of runs archived before list pages were kept) or a list page: of a
+// page, each item that carries its trade_requests is loaded at its id's
+// first occurrence, in files order, as extract reads the list; a summary is
+// loaded from its own file, and a later repeat of an id is skipped.
 func (l *Loader) loadLiquidations(ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
 	var out []FileStats
-	for start := 0; start < len(files); start += liquidationChunk {
-		fs, err := l.loadLiquidationChunk(ctx, conn, files[start:min(start+liquidationChunk, len(files))])
+	listed := map[string]bool{} // ids met in the list pages
+	for start := 0; start < len(files); {
+		end, size := start+1, files[start].Size
+		for end < len(files) && end-start < liquidationChunk && size+files[end].Size <= liquidationChunkBytes {
+			size += files[end].Size
+			end++
+		}
+		fs, err := l.loadLiquidationChunk(ctx, conn, files[start:end], listed)
 		if err != nil {
 			return out, err
 		}
 		out = append(out, fs...)
+		start = end
 	}
 	return out, nil
 }
 
 var liquidationTables = []*Table{&Liquidations, &LiquidationTrades, &TradeExecutions}
 
-func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
+func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files []raw.File, listed map[string]bool) ([]FileStats, error) {
 	recs := make([][]arrow.RecordBatch, len(liquidationTables))
 	bs := make([]*builder, len(liquidationTables))
 	for i, t := range liquidationTables {
@@ -53,12 +69,13 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 			}
 		}
 	}()
-	for _, f := range files {
+	items := make([]*int64, len(files))
+	for i, f := range files {
 		body, err := readDoc(l.path(f))
 		if err != nil {
 			return nil, err
 		}
-		if err := liquidationRows(bs, f.Path, body); err != nil {
+		if items[i], err = liquidationFileRows(bs, f.Path, body, listed); err != nil {
 			return nil, fmt.Errorf("liquidation %s: %w", f.Path, err)
 		}
 	}
@@ -73,6 +90,9 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 		bad = append(bad, bs[i].bad...)
 	}
 	stats := fileStats(files, bs...)
+	for i := range stats {
+		stats[i].Items = items[i]
+	}
 	if err := stageRecord(ctx, conn, bad, stats); err != nil {
 		return nil, err
 	}
@@ -98,13 +118,76 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 	return stats, tx.Commit()
 }
 
-// liquidationRows flattens one liquidation detail into its row, its trades
-// and their executions. A bad liquidation is rejected whole (its trades with
-// it); a bad trade is rejected with its executions; a bad execution alone.
-// Every rejected row keeps the liquidation's id, so a reload replaces it.
-func liquidationRows(bs []*builder, file string, body []byte) error {
+// liquidationFileRows flattens the liquidations of one raw file: the one
+// it is, or the items of the list page it is that are loaded (see
+// loadLiquidations). An item is positioned by its place in the page. It
+// returns the items of a page, nil for a single liquidation.
+func liquidationFileRows(bs []*builder, file string, body []byte, listed map[string]bool) (*int64, error) {
+	items, isPage, err := LiquidationPage(body)
+	if !isPage {
+		return nil, liquidationRows(bs, pos{file: file, n: 1, path: "$"}, strings.TrimSuffix(path.Base(file), ".json"), body)
+	}
+	if err != nil {
+		return nil, unreadable(file, err)
+	}
+	for j, item := range items {
+		id, whole := listedLiquidation(item)
+		if id != "" {
+			if listed[id] {
+				continue // a repeat: the first occurrence is the record
+			}
+			listed[id] = true
+			if !whole {
+				continue // a summary: its own file is the record
+			}
+		} // without an id, the item is rejected with its place
+		at := pos{file: file, n: int64(j + 1), path: fmt.Sprintf("$.results[%d]", j)}
+		if err := liquidationRows(bs, at, "", item); err != nil {
+			return nil, err
+		}
+	}
+	n := int64(len(items))
+	return &n, nil
+}
+
+// LiquidationPage reads a liquidation raw file: isPage tells a list page
+// (an object with results and no id) from one liquidation, items are the
+// page's results.
+func LiquidationPage(body []byte) (items []json.RawMessage, isPage bool, err error) {
+	m, isObject := object(bytes.TrimPrefix(body, bom))
+	_, hasID := m["id"]
+	results, hasResults := m["results"]
+	if !isObject || hasID || !hasResults {
+		return nil, false, nil
+	}
+	if err := decodeJSON(results, &items); err != nil || items == nil {
+		return nil, true, errors.New("a liquidation list page whose results is not an array")
+	}
+	return items, true, nil
+}
+
+// listedLiquidation is the id of a list item and whether it carries its
+// trade requests (an array), as extract reads it.
+func listedLiquidation(item json.RawMessage) (id string, whole bool) {
+	m, ok := object(item)
+	if !ok {
+		return "", false
+	}
+	if v, _ := jsonValue(m["id"]); v.set && !v.isJSON && strings.TrimSpace(v.s) != "" {
+		id = v.s
+	}
+	tr := bytes.TrimSpace(m["trade_requests"])
+	return id, len(tr) > 0 && tr[0] == '['
+}
+
+// liquidationRows flattens one liquidation at at into its row, its trades
+// and their executions; id is its id when the document does not say. A bad
+// liquidation is rejected whole (its trades with it); a bad trade is
+// rejected with its executions; a bad execution alone. Every rejected row
+// keeps the liquidation's id, so a reload replaces it.
+func liquidationRows(bs []*builder, at pos, id string, body []byte) error {
 	lb, tb, eb := bs[0], bs[1], bs[2]
-	id := strings.TrimSuffix(path.Base(file), ".json") // the id when the document does not say
+	file := at.file
 	m, isObject := object(body)
 	if isObject {
 		if v, _ := jsonValue(m["id"]); v.set && !v.isJSON && strings.TrimSpace(v.s) != "" {
@@ -112,7 +195,7 @@ func liquidationRows(bs []*builder, file string, body []byte) error {
 		}
 	}
 	var trades []json.RawMessage
-	ok, err := lb.add(pos{file: file, n: 1, path: "$"}, body, func() error {
+	ok, err := lb.add(at, body, func() error {
 		if !isObject {
 			return errors.New("not a JSON object")
 		}
@@ -140,7 +223,7 @@ func liquidationRows(bs []*builder, file string, body []byte) error {
 	}
 	parent := map[string]value{"liquidation_id": textValue(id)}
 	for j, tr := range trades {
-		tp := fmt.Sprintf("$.trade_requests[%d]", j)
+		tp := fmt.Sprintf("%s.trade_requests[%d]", at.path, j)
 		t, err := tb.element(pos{file: file, n: int64(j + 1), path: tp}, tr,
 			shape{renames: map[string]string{"id": "trade_id"}, skip: []string{"trade_executions"}}, parent)
 		if err != nil || t == nil {

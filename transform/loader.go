@@ -36,13 +36,19 @@ type FileStats struct {
 	Rows        int64     // rows loaded (a liquidation counts its trades and executions)
 	Quarantined int64     // rows sent to quarantine
 	Changes     int64     // report_changes recorded: values a newer generation of a report changed
+	// Items are the items of a list page whose rows are not its items (a
+	// liquidation list page: trades count, summaries and repeats do not); nil otherwise.
+	Items *int64
 }
 
 // Records is the file's data rows as the archive manifest counts them
 // (docs/archive.md): the records of a report, the items of a page, each
-// loaded or quarantined; false for a file that is not a list (a
-// liquidation, a balances snapshot), which has no row count there.
+// loaded or quarantined, or its Items; false for a file that is not a list
+// (a liquidation, a balances snapshot), which has no row count there.
 func (f FileStats) Records() (int64, bool) {
+	if f.Items != nil {
+		return *f.Items, true
+	}
 	if src, ok := SourceOf(f.File.Source); !ok || src.Document != nil && src.Document(f.File) {
 		return 0, false
 	}

@@ -100,7 +100,7 @@ func BenchmarkParse(b *testing.B) {
 				if err != nil {
 					return n, err
 				}
-				if err := liquidationRows(bs, f.Path, body); err != nil {
+				if _, err := liquidationFileRows(bs, f.Path, body, map[string]bool{}); err != nil {
 					return n, err
 				}
 				for _, bl := range bs {
