@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
+
+	"recon/transform"
 )
 
 // TestLiquidationPagesLoadFirstOccurrence: a liquidation raw file may be a
@@ -68,5 +71,33 @@ func TestLiquidationPagesLoadFirstOccurrence(t *testing.T) {
 	}
 	if st.Quarantined() != 2 {
 		t.Errorf("%d quarantined, want 2", st.Quarantined())
+	}
+}
+
+func TestLiquidationPageShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		page       bool
+		items      int
+		err        string
+	}{
+		{"one liquidation", `{"id": "l-1", "status": "COMPLETED"}`, false, 0, ""},
+		{"one liquidation that names results", `{"id": "l-1", "results": []}`, false, 0, ""},
+		{"a page", `{"results": [{"id": "a"}, {"id": "b"}], "page": 0}`, true, 2, ""},
+		{"an empty page", `{"results": []}`, true, 0, ""},
+		{"results not an array", `{"results": {"id": "a"}}`, true, 0, "results is not an array"},
+		{"results null", `{"results": null}`, true, 0, "results is not an array"},
+		{"not an object", `[{"id": "a"}]`, false, 0, ""},
+		{"neither id nor results", `{"status": "COMPLETED"}`, false, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			items, page, err := transform.LiquidationPage([]byte(tc.body))
+			if page != tc.page || len(items) != tc.items {
+				t.Errorf("page %v with %d items, want %v with %d", page, len(items), tc.page, tc.items)
+			}
+			if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("err %v, want %q", err, tc.err)
+			}
+		})
 	}
 }
