@@ -2,7 +2,6 @@ package pipeline_test
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -61,26 +60,4 @@ func TestDeriveMatchesLoader(t *testing.T) {
 			t.Errorf("%s: %d (%v), want some", q, n, err)
 		}
 	}
-}
-
-// column is the first column of a query's rows, as text.
-func column(t *testing.T, db *sql.DB, q string) []string {
-	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -44,20 +44,8 @@ func (h stageHook) Handle(_ context.Context, r slog.Record) error {
 func openBreakIDs(t *testing.T, db string, n int) []string {
 	t.Helper()
 	conn := openRO(t, db)
-	defer conn.Close()
-	rows, err := conn.Query(`SELECT break_id FROM breaks WHERE status <> 'resolved' ORDER BY break_id LIMIT ?`, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
+	defer conn.Close() // before the next run publishes the file
+	ids := column(t, conn, `SELECT break_id FROM breaks WHERE status <> 'resolved' ORDER BY break_id LIMIT ?`, n)
 	if len(ids) != n {
 		t.Fatalf("%d open breaks, want %d", len(ids), n)
 	}

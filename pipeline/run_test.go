@@ -124,6 +124,28 @@ func sortKeys(ks []key) []key {
 	return ks
 }
 
+// column is the first column of a query's rows, as text.
+func column(t testing.TB, db *sql.DB, q string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func openRO(t testing.TB, path string) *sql.DB {
 	t.Helper()
 	db, err := reconsql.OpenDB(path, true)

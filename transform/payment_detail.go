@@ -316,7 +316,7 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 	}
 	parent := map[string]value{"payment_id": idv}
 	feeInfo, quote := doc["contract.fee_info"], doc["contract.quote"]
-	var fees feeTotals
+	fees := feeTotals{}
 	if err := each(feeInfo["total_fees"], at.path+".contract.fee_info.total_fees", func(p string, e json.RawMessage) error {
 		if fields, err := bs[1].element(pos{at.file, at.n, p}, e, shape{}, parent); fields == nil || err != nil {
 			return err
@@ -331,7 +331,7 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 	fixed["payment_method"], _ = jsonValue(quote["payment_method"])
 	for _, rl := range resultLists {
 		fixed["result_list"] = textValue(rl.name)
-		if err := resultRows(bs[2], at, m[rl.field], rl.field, fixed, &fees); err != nil {
+		if err := resultRows(bs[2], at, m[rl.field], rl.field, fixed, fees); err != nil {
 			return err
 		}
 	}
@@ -368,7 +368,7 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 // execution_result_order) is INITIAL, the receiver of the last TERMINAL,
 // any other side INTERMEDIATE (DESIGN §3, the fee configuration's
 // node_type). The fees of its TRANSFER results loaded go into fees.
-func resultRows(b *builder, at pos, list json.RawMessage, field string, fixed map[string]value, fees *feeTotals) error {
+func resultRows(b *builder, at pos, list json.RawMessage, field string, fixed map[string]value, fees feeTotals) error {
 	type element struct {
 		path  string
 		raw   json.RawMessage
@@ -429,7 +429,7 @@ func resultRows(b *builder, at pos, list json.RawMessage, field string, fixed ma
 type feeTotals map[string]*[2]decimal128.Num
 
 // add adds amount (null: nothing) to side of currency (null is a currency of its own).
-func (f *feeTotals) add(currency, amount typed, side int) {
+func (f feeTotals) add(currency, amount typed, side int) {
 	if amount.null {
 		return
 	}
@@ -437,13 +437,10 @@ func (f *feeTotals) add(currency, amount typed, side int) {
 	if !currency.null {
 		key = currency.s
 	}
-	if *f == nil {
-		*f = feeTotals{}
-	}
-	t := (*f)[key]
+	t := f[key]
 	if t == nil {
 		t = &[2]decimal128.Num{}
-		(*f)[key] = t
+		f[key] = t
 	}
 	t[side] = t[side].Add(amount.amount)
 }
