@@ -17,12 +17,14 @@ WITH failed AS (
     JOIN node_accounts a ON a.account = p.sender_address
     WHERE p.payment_state = 'FAILED'
 ),
--- the TRANSFER results of those payments only
+-- the TRANSFER results of those payments only: their rowids are found on
+-- the id column, then only those rows are read whole
 x AS (
     SELECT payment_id, min(execution_timestamp) AS first_transfer_at, count(*) AS transfer_results,
            sum(sending_amount) FILTER (WHERE sender_address IN (SELECT account FROM node_accounts)) AS sent
     FROM payment_execution_results
-    WHERE execution_result_type = 'TRANSFER' AND payment_id IN (SELECT payment_id FROM failed)
+    WHERE rowid IN (SELECT rowid FROM payment_execution_results
+                    WHERE execution_result_type = 'TRANSFER' AND payment_id IN (SELECT payment_id FROM failed))
     GROUP BY payment_id
 ),
 moved AS (

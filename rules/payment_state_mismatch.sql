@@ -13,6 +13,15 @@
 -- followed the report, and is not judged. Where the report says a terminal
 -- state, any other state in the API is a break. A payment the API does not
 -- show is not judged.
+-- the payments whose states differ, joined on the id and state columns
+-- alone; only those rows are read whole
+WITH differ AS (
+    SELECT o.rowid AS ops_row, a.rowid AS api_row
+    FROM payment_ops o
+    JOIN payments a ON a.payment_id = o.network_payment_id AND a.payment_state IS DISTINCT FROM o.payment_state
+    WHERE o.quote_ts >= $window_start AND o.quote_ts < $window_end
+      AND o.payment_state IN ('COMPLETED', 'FAILED', 'RETURNED')
+)
 SELECT
     o.network_payment_id AS break_key,
     o.quote_ts AS event_at,
@@ -27,13 +36,11 @@ SELECT
             ELSE '' END AS detail,
     'PAYMENT_OPS report ' || o.report_id || ' line ' || o.source_line AS left_source,
     'server API payment ' || a.source_file || ' #' || a.source_line AS right_source
-FROM payment_ops o
-JOIN payments a ON a.payment_id = o.network_payment_id
+FROM differ d
+JOIN payment_ops o ON o.rowid = d.ops_row
+JOIN payments a ON a.rowid = d.api_row
 LEFT JOIN report_files f ON f.report_id = o.report_id
 LEFT JOIN node_accounts s ON s.account = o.sender_address
-WHERE o.quote_ts >= $window_start AND o.quote_ts < $window_end
-  AND o.payment_state IN ('COMPLETED', 'FAILED', 'RETURNED')
-  AND a.payment_state IS DISTINCT FROM o.payment_state
-  -- a return the report may not have seen: after the end of its last day (no report row: not judged)
-  AND NOT (o.payment_state = 'COMPLETED' AND a.payment_state = 'RETURNED'
+-- a return the report may not have seen: after the end of its last day (no report row: not judged)
+WHERE NOT (o.payment_state = 'COMPLETED' AND a.payment_state = 'RETURNED'
            AND (f.report_id IS NULL OR coalesce(a.returned_at, a.modified_at) >= CAST(f.window_to AS DATE) + 1))

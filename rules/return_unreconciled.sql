@@ -27,24 +27,41 @@ matched AS (
                (SELECT min(r.payment_id) FROM payments r WHERE r.returns_payment_with_id = o.payment_id)) AS return_id
     FROM returned o
 ),
+-- the return's TRANSFER results and the candidate entries of the few
+-- payments judged: their rowids are found on the id columns alone, then
+-- only those rows are read whole (the subqueries below would read every row)
+return_results AS MATERIALIZED (
+    SELECT payment_id, sender_address, receiver_address, sending_amount, receiving_amount
+    FROM payment_execution_results
+    WHERE rowid IN (SELECT rowid FROM payment_execution_results
+                    WHERE result_list = 'execution' AND execution_result_type = 'TRANSFER'
+                      AND payment_id IN (SELECT return_id FROM matched))
+),
+entries AS MATERIALIZED (
+    SELECT account, transaction_id, returns_payment_with_id, balance_change, source_file, source_line
+    FROM statement_entries
+    WHERE rowid IN (SELECT rowid FROM statement_entries
+                    WHERE transaction_type = 'PAYMENT' AND account IN (SELECT account FROM matched)
+                      AND (transaction_id IN (SELECT payment_id FROM matched) OR transaction_id IN (SELECT return_id FROM matched)
+                           OR returns_payment_with_id IN (SELECT payment_id FROM matched)))
+),
 judged AS (
     SELECT m.*,
            r.payment_id IS NOT NULL AS return_known,
            (SELECT sum(CASE WHEN x.receiver_address = m.account THEN x.receiving_amount ELSE 0 END)
                  - sum(CASE WHEN x.sender_address = m.account THEN x.sending_amount ELSE 0 END)
-            FROM payment_execution_results x
-            WHERE x.payment_id = m.return_id AND x.result_list = 'execution' AND x.execution_result_type = 'TRANSFER'
-              AND m.account IN (x.sender_address, x.receiver_address)) AS return_change,
-           (SELECT -sum(e.balance_change) FROM statement_entries e
-            WHERE e.account = m.account AND e.transaction_type = 'PAYMENT' AND e.transaction_id = m.payment_id) AS reversal_of_original,
-           (SELECT count(*) FROM statement_entries e
-            WHERE e.account = m.account AND e.transaction_type = 'PAYMENT'
+            FROM return_results x
+            WHERE x.payment_id = m.return_id AND m.account IN (x.sender_address, x.receiver_address)) AS return_change,
+           (SELECT -sum(e.balance_change) FROM entries e
+            WHERE e.account = m.account AND e.transaction_id = m.payment_id) AS reversal_of_original,
+           (SELECT count(*) FROM entries e
+            WHERE e.account = m.account
               AND (e.returns_payment_with_id = m.payment_id OR e.transaction_id = m.return_id)) AS entries,
-           (SELECT sum(e.balance_change) FROM statement_entries e
-            WHERE e.account = m.account AND e.transaction_type = 'PAYMENT'
+           (SELECT sum(e.balance_change) FROM entries e
+            WHERE e.account = m.account
               AND (e.returns_payment_with_id = m.payment_id OR e.transaction_id = m.return_id)) AS entry_change,
-           (SELECT min('statement entry ' || e.source_file || ' #' || e.source_line) FROM statement_entries e
-            WHERE e.account = m.account AND e.transaction_type = 'PAYMENT'
+           (SELECT min('statement entry ' || e.source_file || ' #' || e.source_line) FROM entries e
+            WHERE e.account = m.account
               AND (e.returns_payment_with_id = m.payment_id OR e.transaction_id = m.return_id)) AS entry_source
     FROM matched m
     LEFT JOIN (SELECT DISTINCT payment_id FROM payments WHERE payment_id IN (SELECT return_id FROM matched)) r

@@ -9,7 +9,7 @@ import (
 	reconsql "recon/sql"
 )
 
-// TestFeeAmountIsExact checks fee_amount (migration 0072), whose percentage
+// TestFeeAmountIsExact checks fee_amount (migrations 0072, 0074), whose percentage
 // path starts from a DOUBLE estimate, against exact decimal arithmetic:
 // amount * value / 100 rounded half-even to 2 decimals. Ties and amounts of
 // 12 decimals are where a DOUBLE estimate goes wrong.
@@ -40,6 +40,10 @@ func TestFeeAmountIsExact(t *testing.T) {
 		amount := decimal.New(r.Int64N(10_000_000_000), -int32(r.IntN(4))) // up to 12 digits, 0-3 decimals
 		value := decimal.New(r.Int64N(1_000_000), -int32(4+r.IntN(3)))     // percents of 4 to 6 decimals
 		cases = append(cases, tc{"PERCENTAGE", value.String(), amount.String()})
+	}
+	for range 500 {
+		flat := decimal.New(r.Int64N(100_000_000), -int32(r.IntN(6))) // flat rates of 0 to 5 decimals, ties among them
+		cases = append(cases, tc{"FLAT_RATE", flat.String(), "1"})
 	}
 	for _, c := range cases {
 		v, a := decimal.RequireFromString(c.value), decimal.RequireFromString(c.amount)
