@@ -17,7 +17,7 @@ import (
 // benchCmd is `make bench`'s driver (hidden): it measures every phase as a
 // child process of this same binary, `recon bench --phase NAME`.
 func (a *app) benchCmd() *cobra.Command {
-	var sizes, dir, jsonOut, phase, csvPath, db, day, asOf, accounts string
+	var sizes, dir, jsonOut, phase, csvPath, db, day, asOf, accounts, ruleFiles string
 	var keep bool
 	var historyRuns, historyPayments int
 	cmd := &cobra.Command{
@@ -28,7 +28,7 @@ func (a *app) benchCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if phase != "" {
-				pa := bench.PhaseArgs{Phase: phase, CSV: csvPath, Dir: dir, DB: db, Accounts: splitList(accounts)}
+				pa := bench.PhaseArgs{Phase: phase, CSV: csvPath, Dir: dir, DB: db, Accounts: splitList(accounts), Rules: ruleFiles}
 				var err error
 				if day != "" {
 					if pa.Day, err = time.Parse(raw.DateLayout, day); err != nil {
@@ -95,6 +95,7 @@ func (a *app) benchCmd() *cobra.Command {
 	f.StringVar(&day, "from", "", "--phase: the day (YYYY-MM-DD)")
 	f.StringVar(&asOf, "as-of", "", "--phase rules: the run's as-of (RFC 3339)")
 	f.StringVar(&accounts, "accounts", "", "--phase rules: this node's accounts, comma separated")
+	f.StringVar(&ruleFiles, "rules", "", "--phase rules: a folder of rule files run instead of the built-in catalogue (another catalogue on the same database)")
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,6 +41,32 @@ func TestPhases(t *testing.T) {
 		}
 		if out.Rows != gen.Rows {
 			t.Errorf("%s loaded %d rows, want %d", a.Phase, out.Rows, gen.Rows)
+		}
+	}
+	// The rules phase runs the built-in catalogue, or the rule files of a folder instead.
+	own := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("..", "..", "rules", "recon_missing_in_ops.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(own, "recon_missing_in_ops.sql"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rules string
+		min   int
+	}{{"", 30}, {own, 1}} {
+		out, err := RunPhase(t.Context(), PhaseArgs{Phase: "rules", DB: filepath.Join(dir, "ingest.duckdb"), Day: day,
+			AsOf: day.AddDate(0, 0, 3), Rules: c.rules})
+		if err != nil {
+			t.Fatalf("rules %q: %v", c.rules, err)
+		}
+		var took map[string]float64
+		if err := json.Unmarshal(out.Detail, &took); err != nil {
+			t.Fatal(err)
+		}
+		if len(took) < c.min || (c.rules != "" && len(took) != 1) {
+			t.Errorf("rules %q timed %d rules: %v", c.rules, len(took), took)
 		}
 	}
 	if _, err := RunPhase(t.Context(), PhaseArgs{Phase: "nope", DB: filepath.Join(dir, "x.duckdb"), Day: day}); err == nil {

@@ -34,6 +34,7 @@ type PhaseArgs struct {
 	Day      time.Time
 	AsOf     time.Time // rules
 	Accounts []string  // rules
+	Rules    string    // rules: a folder of rule files instead of rules.Builtin
 }
 
 // RunPhase runs one measured phase in this process. Native and ingest
@@ -73,7 +74,11 @@ func RunPhase(ctx context.Context, a PhaseArgs) (PhaseOutput, error) {
 		}
 		out.Rows = st.Rows(raw.SourceRecon)
 	case "rules":
-		catalogue, err := rules.Load(rules.Builtin)
+		dir := rules.Builtin
+		if a.Rules != "" {
+			dir = rules.Dir{Name: a.Rules, FS: os.DirFS(a.Rules)}
+		}
+		catalogue, err := rules.Load(dir)
 		if err != nil {
 			return out, err
 		}
