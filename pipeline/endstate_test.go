@@ -3,9 +3,13 @@ package pipeline_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"recon/output"
+	"recon/output/s3test"
+	"recon/pipeline"
 	reconsql "recon/sql"
 )
 
@@ -70,5 +74,59 @@ func TestEndStateMakesNextStateAllHits(t *testing.T) {
 	}
 	if res, err := replay(t, e.cfg.ArchiveURL, ids[2]); err != nil || !res.Identical() {
 		t.Errorf("replay %s: %+v, %v", ids[2], res, err)
+	}
+}
+
+// TestEndStateStoreFails: an end pass whose uploads the archive refuses
+// changes nothing of the run: it publishes and archives complete, and the
+// state cache it publishes is its manifest's slices (the start state), not
+// the slices the end pass could not store. The next run writes its misses,
+// as runs did before the end pass, and replays byte for byte.
+func TestEndStateStoreFails(t *testing.T) {
+	srv := s3test.Fake(t)
+	e, st := s3Env(t, srv, 6)
+	clock := now
+	night := func(i int) *pipeline.Result {
+		clock = clock.Add(24 * time.Hour)
+		c := clock
+		e.cfg.Now = func() time.Time { c = c.Add(time.Second); return c }
+		return e.run(t, mustWindow(t, i, i+2))
+	}
+	night(0)
+	srv.RefusePuts("recon/nightly/" + output.ObjectsDir)
+	res := night(1)
+	srv.RefusePuts("")
+	if res.Verdict != output.Complete || res.Archive == "" {
+		t.Fatalf("run with a failed end pass: verdict %s %v, archive %q", res.Verdict, res.Reasons, res.Archive)
+	}
+	if n := stateWritten(t, e.cfg.DB, res.RunID); n != "0" {
+		t.Errorf("run %s: its state stage wrote %s slices, want 0 (stored by the run before)", res.RunID, n)
+	}
+	_, m, err := output.FindRun(t.Context(), st, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range m.State {
+		want = append(want, f.SHA256)
+	}
+	db, err := reconsql.OpenDB(e.cfg.DB, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := column(t, db, `SELECT sha256 FROM state_cache`)
+	db.Close()
+	slices.Sort(want)
+	slices.Sort(cached)
+	if !slices.Equal(cached, want) {
+		t.Errorf("state cache after a failed end pass: %d entries, want the manifest's %d slices", len(cached), len(want))
+	}
+	next := night(2)
+	if n := stateWritten(t, e.cfg.DB, next.RunID); n == "0" {
+		t.Errorf("run %s after a failed end pass wrote no slice: its start state was not stored", next.RunID)
+	}
+	r, err := pipeline.Replay(t.Context(), st, next.RunID, t.TempDir(), nil)
+	if err != nil || !r.Identical() {
+		t.Errorf("replay %s: %+v, %v", next.RunID, r, err)
 	}
 }
