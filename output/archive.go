@@ -110,7 +110,7 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows
 		if err != nil {
 			return err
 		}
-		if rel = filepath.ToSlash(rel); rel != ManifestName && rel != StateRefsName && !strings.HasPrefix(rel, BeforeDir+"/") {
+		if rel = filepath.ToSlash(rel); rel != ManifestName && rel != StateRefsName && !strings.HasPrefix(rel, BeforeDir+"/") && !strings.HasPrefix(rel, EndDir+"/") {
 			rels = append(rels, rel)
 		}
 		return nil
@@ -137,32 +137,8 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows
 		}
 	}
 	rels = slices.DeleteFunc(rels, func(rel string) bool { return stored[rel] })
-	// Hashing (and counting the rows of the files rows lacks) is CPU work: one file per core at a time.
-	described := make([]File, len(rels))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, rel := range rels {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			f, ok := known[rel]
-			if !ok || !sameSize(dir, rel, f.Size) {
-				var err error
-				if f, err = describe(dir, rel); err != nil {
-					return err
-				}
-			}
-			if n, ok := rows[rel]; ok {
-				f.Rows = n
-			} else if f.Rows, err = countRows(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
-				return fmt.Errorf("count rows of %s: %w", rel, err)
-			}
-			described[i] = f
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	described, err := describeFiles(ctx, dir, rels, known, rows)
+	if err != nil {
 		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
 	}
 	for _, f := range described {
@@ -183,34 +159,78 @@ func Upload(ctx context.Context, store Store, run RunInfo, dir string, rows Rows
 	} else if done {
 		return m, nil // archived before
 	}
-	g, gctx = errgroup.WithContext(ctx)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(uploads)
 	for _, f := range m.Files {
 		g.Go(func() error {
 			return putFile(gctx, store, prefix+f.Path, filepath.Join(dir, filepath.FromSlash(f.Path)), f)
 		})
 	}
-	// A state slice another run already stored is not sent again (Has:
-	// a HEAD request on S3); two slices with the same bytes are sent once.
+	putObjects(gctx, g, store, dir, slices.DeleteFunc(slices.Clone(m.State), func(f File) bool { return stored[f.Path] }))
+	if err := g.Wait(); err != nil {
+		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
+	}
+	if err := syncStore(ctx, store); err != nil {
+		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
+	}
+	return m, nil
+}
+
+// describeFiles gives the size, sha256 and rows of the files rels of dir:
+// those of known when the size still matches, else hashed; rows from rows,
+// else counted. Hashing and counting are CPU work: one file per core at a time.
+func describeFiles(ctx context.Context, dir string, rels []string, known map[string]File, rows Rows) ([]File, error) {
+	described := make([]File, len(rels))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, rel := range rels {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			f, ok := known[rel]
+			if !ok || !sameSize(dir, rel, f.Size) {
+				var err error
+				if f, err = describe(dir, rel); err != nil {
+					return err
+				}
+			}
+			var err error
+			if n, ok := rows[rel]; ok {
+				f.Rows = n
+			} else if f.Rows, err = countRows(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+				return fmt.Errorf("count rows of %s: %w", rel, err)
+			}
+			described[i] = f
+			return nil
+		})
+	}
+	return described, g.Wait()
+}
+
+// putObjects sends the state slices state, files of dir, to their objects
+// in g: a slice another run already stored is not sent again (Has: a HEAD
+// request on S3); two slices with the same bytes are sent once.
+func putObjects(ctx context.Context, g *errgroup.Group, store Store, dir string, state []File) {
 	sent := map[string]bool{}
-	for _, f := range m.State {
-		if sent[f.SHA256] || stored[f.Path] {
+	for _, f := range state {
+		if sent[f.SHA256] {
 			continue
 		}
 		sent[f.SHA256] = true
 		g.Go(func() error {
-			return putFile(gctx, store, ObjectKey(f.SHA256), filepath.Join(dir, filepath.FromSlash(f.Path)), f)
+			return putFile(ctx, store, ObjectKey(f.SHA256), filepath.Join(dir, filepath.FromSlash(f.Path)), f)
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return m, fmt.Errorf("upload run %s: %w", run.ID, err)
-	}
+}
+
+// syncStore makes what a local store took durable before a manifest (or a
+// state cache entry) refers to it.
+func syncStore(ctx context.Context, store Store) error {
 	if fs, ok := store.(fileStore); ok {
-		if err := fs.Sync(ctx); err != nil {
-			return m, fmt.Errorf("upload run %s: %w", run.ID, err)
-		}
+		return fs.Sync(ctx)
 	}
-	return m, nil
+	return nil
 }
 
 // Commit writes the manifest of a run whose files Upload sent: from then on

@@ -58,7 +58,8 @@ var sliceColumns = []string{"run_id", "report_id", "event_date"}
 
 // SaveInputs writes, under runDir, the warehouse state (every table but the
 // ledger) in slices, inputs/state/<table>/<position>.parquet, and the rule
-// files as inputs/rules/<file>. Call it before the run loads anything.
+// files as inputs/rules/<file>, and returns how many slices it wrote (the
+// others were cache hits). Call it before the run loads anything.
 // A slice holds the rows of one value of the table's slice column in the
 // order the warehouse holds them; slices come in the order of that value
 // (run ids sort by time), which RestoreState keeps. An empty table is one
@@ -70,53 +71,72 @@ var sliceColumns = []string{"run_id", "report_id", "event_date"}
 // references that object. The tables of reportState are also written whole
 // into BeforeDir (not archived), for the run's reports. A nil store uses
 // no cache.
-func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, catalogue []rules.Rule) error {
+func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, catalogue []rules.Rule) (int, error) {
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(RulesDir)), 0o755); err != nil {
-		return err
+		return 0, err
 	}
+	tables, refs, err := writeState(ctx, db, store, runDir, false)
+	if err != nil {
+		return 0, err
+	}
+	if err := writeStateRefs(runDir, refs); err != nil {
+		return 0, err
+	}
+	if err := saveBefore(ctx, db, runDir, tables); err != nil {
+		return 0, err
+	}
+	for _, r := range catalogue {
+		if err := os.WriteFile(filepath.Join(runDir, filepath.FromSlash(RulesDir), path.Base(r.File)), []byte(r.Text), 0o644); err != nil {
+			return 0, fmt.Errorf("save rule %s: %w", r.ID, err)
+		}
+	}
+	written := 0
+	for _, r := range refs {
+		if r.SHA256 == "" {
+			written++
+		}
+	}
+	return written, nil
+}
+
+// writeState fingerprints every table of the state of db and writes, under
+// dir, the slices the state cache of store's archive does not hold; it
+// returns the tables and every slice, a hit with its object's sha256. A
+// hit's object is checked with Has unless trusted says the cache's entries
+// were just stored. A nil store uses no cache.
+func writeState(ctx context.Context, db *sql.DB, store Store, dir string, trusted bool) ([]string, []stateRef, error) {
 	tables, err := stateTables(ctx, db)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	cache := stateCache{}
 	if store != nil {
 		if cache, err = loadStateCache(ctx, db, store.URL()); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	cols, err := allColumns(ctx, db)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var version string
 	if err := db.QueryRowContext(ctx, `SELECT library_version FROM pragma_version()`).Scan(&version); err != nil {
-		return fmt.Errorf("DuckDB version: %w", err)
+		return nil, nil, fmt.Errorf("DuckDB version: %w", err)
 	}
 	var refs []stateRef
 	for _, t := range tables {
-		r, err := saveTable(ctx, db, store, cache, version, t, cols[t], runDir)
+		r, err := saveTable(ctx, db, store, cache, trusted, version, t, cols[t], dir)
 		if err != nil {
-			return fmt.Errorf("save the state of %s: %w", t, err)
+			return nil, nil, fmt.Errorf("save the state of %s: %w", t, err)
 		}
 		refs = append(refs, r...)
 	}
-	if err := writeStateRefs(runDir, refs); err != nil {
-		return err
-	}
-	if err := saveBefore(ctx, db, runDir, tables); err != nil {
-		return err
-	}
-	for _, r := range catalogue {
-		if err := os.WriteFile(filepath.Join(runDir, filepath.FromSlash(RulesDir), path.Base(r.File)), []byte(r.Text), 0o644); err != nil {
-			return fmt.Errorf("save rule %s: %w", r.ID, err)
-		}
-	}
-	return nil
+	return tables, refs, nil
 }
 
 // saveTable writes the slices of table t into runDir but the cache hits,
 // and returns them all.
-func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, version, t string, cols []column, runDir string) ([]stateRef, error) {
+func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, trusted bool, version, t string, cols []column, runDir string) ([]stateRef, error) {
 	dir := path.Join(StateDir, t)
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(dir)), 0o755); err != nil {
 		return nil, err
@@ -126,7 +146,7 @@ func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, v
 	if err != nil {
 		return nil, err
 	}
-	if err := cacheHits(ctx, store, cache, refs); err != nil {
+	if err := cacheHits(ctx, store, cache, trusted, refs); err != nil {
 		return nil, err
 	}
 	for i := range refs {

@@ -105,6 +105,22 @@ func SaveStateCache(ctx context.Context, db *sql.DB, url, dir string, m Manifest
 	if err != nil {
 		return err
 	}
+	var cached []stateRef
+	for _, f := range m.State {
+		r, ok := refs[f.Path]
+		if !ok || r.Fingerprint == "" || f.Rows == nil {
+			continue
+		}
+		r.SHA256, r.Size, r.Rows = f.SHA256, f.Size, *f.Rows
+		cached = append(cached, r)
+	}
+	return replaceStateCache(ctx, db, url, cached)
+}
+
+// replaceStateCache replaces the state cache of db with refs, slices whose
+// objects the archive url holds (SHA256 set); refs without a fingerprint
+// are left out.
+func replaceStateCache(ctx context.Context, db *sql.DB, url string, refs []stateRef) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -125,13 +141,12 @@ func SaveStateCache(ctx context.Context, db *sql.DB, url, dir string, m Manifest
 		values, args = values[:0], args[:0]
 		return err
 	}
-	for _, f := range m.State {
-		r, ok := refs[f.Path]
-		if !ok || r.Fingerprint == "" || f.Rows == nil {
+	for _, r := range refs {
+		if r.Fingerprint == "" || r.SHA256 == "" {
 			continue
 		}
 		values = append(values, "(?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, url, r.Table, r.Slice, r.Fingerprint, f.SHA256, f.Size, *f.Rows)
+		args = append(args, url, r.Table, r.Slice, r.Fingerprint, r.SHA256, r.Size, r.Rows)
 		if len(values) == 500 {
 			if err := insert(); err != nil {
 				return fmt.Errorf("save the state cache: %w", err)
@@ -277,8 +292,9 @@ func containsAny(s string, parts []string) bool {
 }
 
 // cacheHits sets SHA256, Size and Rows of the refs found in cache whose
-// object store still has (Has), at most uploads checks at once.
-func cacheHits(ctx context.Context, store Store, cache stateCache, refs []stateRef) error {
+// object store still has (Has, at most uploads checks at once; not asked
+// when trusted).
+func cacheHits(ctx context.Context, store Store, cache stateCache, trusted bool, refs []stateRef) error {
 	if store == nil || len(cache) == 0 {
 		return nil
 	}
@@ -288,6 +304,10 @@ func cacheHits(ctx context.Context, store Store, cache stateCache, refs []stateR
 		r := &refs[i]
 		f, ok := cache[cacheKey(r.Table, r.Slice, r.Fingerprint)]
 		if r.Fingerprint == "" || !ok || len(f.SHA256) != 64 {
+			continue
+		}
+		if trusted {
+			r.SHA256, r.Size, r.Rows = f.SHA256, f.Size, *f.Rows
 			continue
 		}
 		g.Go(func() error {

@@ -53,11 +53,11 @@ func TestStateCache(t *testing.T) {
 		var r cacheRun
 		defer func() { prev = r }()
 		plain := t.TempDir()
-		if err := output.SaveInputs(ctx, db, nil, plain, nil); err != nil {
+		if _, err := output.SaveInputs(ctx, db, nil, plain, nil); err != nil {
 			t.Fatal(err)
 		}
 		runDir := t.TempDir()
-		if err := output.SaveInputs(ctx, db, store, runDir, nil); err != nil {
+		if _, err := output.SaveInputs(ctx, db, store, runDir, nil); err != nil {
 			t.Fatal(err)
 		}
 		files, _ := filepath.Glob(filepath.Join(runDir, "inputs", "state", "*", "*.parquet"))

@@ -209,8 +209,9 @@ func (r *runner) extract(ctx context.Context) ([]raw.File, error) {
 // its verdict.
 func (r *runner) reconcile(ctx context.Context, db *sql.DB, files []raw.File) (output.RunInfo, error) {
 	res := r.res
-	if err := r.timed("state", func() (int64, error) {
-		return 0, output.SaveInputs(ctx, db, r.store, r.runDir, r.cfg.catalogue)
+	if err := r.timed("state", func() (int64, error) { // its rows: the slices written, not in the cache
+		n, err := output.SaveInputs(ctx, db, r.store, r.runDir, r.cfg.catalogue)
+		return int64(n), err
 	}); err != nil {
 		return output.RunInfo{}, err
 	}
@@ -329,6 +330,8 @@ func (r *runner) upload(ctx context.Context, db *sql.DB, store output.Store, inf
 			// again; without the cache it only writes them all again.
 			if cerr := output.SaveStateCache(ctx, db, store.URL(), r.runDir, m); cerr != nil {
 				r.log.Warn("state cache not saved", "err", cerr)
+			} else {
+				r.saveEndState(ctx, db, store)
 			}
 		}
 		manifest = m
@@ -343,6 +346,19 @@ func (r *runner) upload(ctx context.Context, db *sql.DB, store output.Store, inf
 	res.Reasons = append(res.Reasons, archiveReason(res.RunID, err))
 	info.Verdict, info.Reasons = res.Verdict, res.Reasons
 	return manifest, err
+}
+
+// saveEndState stores the slices of the state the run leaves, the one the
+// next run starts from, and puts them in the state cache (in the working
+// copy, published with the run), so the next run's state stage writes none
+// of them. A failure changes nothing of the run: the next run writes them.
+func (r *runner) saveEndState(ctx context.Context, db *sql.DB, store output.Store) {
+	es, err := output.SaveEndState(ctx, db, store, r.runDir)
+	if err != nil {
+		r.log.Warn("end state not stored; the next run writes its slices", "err", err)
+		return
+	}
+	r.log.Info("end state stored", "slices", es.Slices, "written", es.Written, "bytes", es.Bytes)
 }
 
 // errRunTimeout is the cause of a run's context past cfg.RunTimeout.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -57,6 +58,7 @@ type Server struct {
 	srv       *http.Server
 	puts      atomic.Int64
 	stopAfter atomic.Int64
+	refuse    atomic.Pointer[string] // RefusePuts
 
 	// versitygw process
 	bin, dir string
@@ -251,9 +253,20 @@ func (s *Server) StopAfterPuts(n int64) {
 // Puts counts the object uploads received since StopAfterPuts (or the start).
 func (s *Server) Puts() int64 { return s.puts.Load() }
 
+// RefusePuts makes gofakes3 answer every upload of an object whose key
+// starts with prefix (within the bucket) with 403 AccessDenied, other
+// requests as before, until RefusePuts("").
+func (s *Server) RefusePuts(prefix string) { s.refuse.Store(&prefix) }
+
 func (s *Server) count(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		isObjectPut := r.Method == http.MethodPut && strings.Count(strings.Trim(r.URL.Path, "/"), "/") >= 1
+		if p := s.refuse.Load(); isObjectPut && p != nil && *p != "" && strings.HasPrefix(r.URL.Path, "/"+s.Bucket+"/"+*p) {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>refused by the test</Message></Error>`)
+			return
+		}
 		if isObjectPut {
 			n := s.puts.Add(1)
 			if limit := s.stopAfter.Load(); limit > 0 && n >= limit {

@@ -1,0 +1,132 @@
+package pipeline_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"recon/output"
+	"recon/output/s3test"
+	"recon/pipeline"
+	reconsql "recon/sql"
+)
+
+// objectSet is the sha256 sums of the objects in the local archive.
+func objectSet(t *testing.T, archive string) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
+	filepath.WalkDir(filepath.Join(archive, "objects"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			keys[filepath.Base(p)] = true
+		}
+		return nil
+	})
+	return keys
+}
+
+// stateWritten is the slices the state stage of run id wrote (its rows in
+// the run ledger): the others were state cache hits.
+func stateWritten(t *testing.T, dbPath, id string) string {
+	t.Helper()
+	db, err := reconsql.OpenDB(dbPath, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got := column(t, db, `SELECT CAST(rows AS VARCHAR) FROM run_stages WHERE run_id = ? AND stage = 'state'`, id)
+	if len(got) != 1 {
+		t.Fatalf("run %s: state stage rows %v", id, got)
+	}
+	return got[0]
+}
+
+// TestEndStateMakesNextStateAllHits (issue 17): the end pass of a nightly
+// run stores the slices of the state it leaves, so the next run's state
+// stage writes none: every slice of its manifest is an object that was in
+// the archive before it started, and it replays byte for byte.
+func TestEndStateMakesNextStateAllHits(t *testing.T) {
+	e := newEnv(t, 6)
+	clock := now
+	var ids []string
+	var before map[string]bool
+	for i := range 3 {
+		clock = clock.Add(24 * time.Hour)
+		c := clock
+		e.cfg.Now = func() time.Time { c = c.Add(time.Second); return c }
+		before = objectSet(t, e.cfg.ArchiveURL)
+		ids = append(ids, e.run(t, mustWindow(t, i, i+2)).RunID)
+	}
+	if n := stateWritten(t, e.cfg.DB, ids[0]); n == "0" {
+		t.Errorf("run 1 (no cache) wrote %s slices", n)
+	}
+	for _, id := range ids[1:] {
+		if n := stateWritten(t, e.cfg.DB, id); n != "0" {
+			t.Errorf("run %s: its state stage wrote %s slices, want 0 (all stored by the run before)", id, n)
+		}
+	}
+	last := manifestOf(t, e.cfg.ArchiveURL, ids[2])
+	for _, s := range last.State {
+		if !before[s.SHA256+".parquet"] {
+			t.Errorf("run %s: slice %s (%s) was not in the archive before it", ids[2], s.Path, s.SHA256)
+		}
+	}
+	if res, err := replay(t, e.cfg.ArchiveURL, ids[2]); err != nil || !res.Identical() {
+		t.Errorf("replay %s: %+v, %v", ids[2], res, err)
+	}
+}
+
+// TestEndStateStoreFails: an end pass whose uploads the archive refuses
+// changes nothing of the run: it publishes and archives complete, and the
+// state cache it publishes is its manifest's slices (the start state), not
+// the slices the end pass could not store. The next run writes its misses,
+// as runs did before the end pass, and replays byte for byte.
+func TestEndStateStoreFails(t *testing.T) {
+	srv := s3test.Fake(t)
+	e, st := s3Env(t, srv, 6)
+	clock := now
+	night := func(i int) *pipeline.Result {
+		clock = clock.Add(24 * time.Hour)
+		c := clock
+		e.cfg.Now = func() time.Time { c = c.Add(time.Second); return c }
+		return e.run(t, mustWindow(t, i, i+2))
+	}
+	night(0)
+	srv.RefusePuts("recon/nightly/" + output.ObjectsDir)
+	res := night(1)
+	srv.RefusePuts("")
+	if res.Verdict != output.Complete || res.Archive == "" {
+		t.Fatalf("run with a failed end pass: verdict %s %v, archive %q", res.Verdict, res.Reasons, res.Archive)
+	}
+	if n := stateWritten(t, e.cfg.DB, res.RunID); n != "0" {
+		t.Errorf("run %s: its state stage wrote %s slices, want 0 (stored by the run before)", res.RunID, n)
+	}
+	_, m, err := output.FindRun(t.Context(), st, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range m.State {
+		want = append(want, f.SHA256)
+	}
+	db, err := reconsql.OpenDB(e.cfg.DB, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := column(t, db, `SELECT sha256 FROM state_cache`)
+	db.Close()
+	slices.Sort(want)
+	slices.Sort(cached)
+	if !slices.Equal(cached, want) {
+		t.Errorf("state cache after a failed end pass: %d entries, want the manifest's %d slices", len(cached), len(want))
+	}
+	next := night(2)
+	if n := stateWritten(t, e.cfg.DB, next.RunID); n == "0" {
+		t.Errorf("run %s after a failed end pass wrote no slice: its start state was not stored", next.RunID)
+	}
+	r, err := pipeline.Replay(t.Context(), st, next.RunID, t.TempDir(), nil)
+	if err != nil || !r.Identical() {
+		t.Errorf("replay %s: %+v, %v", next.RunID, r, err)
+	}
+}
