@@ -30,16 +30,7 @@ func TestReplayHistory(t *testing.T) {
 		e.cfg.Now = func() time.Time { c = c.Add(time.Second); return c }
 		runs = append(runs, e.run(t, mustWindow(t, i, i+3)))
 	}
-	objects := func() map[string]bool {
-		keys := map[string]bool{}
-		filepath.WalkDir(filepath.Join(e.cfg.ArchiveURL, "objects"), func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				keys[filepath.Base(p)] = true
-			}
-			return nil
-		})
-		return keys
-	}()
+	objects := objectSet(t, e.cfg.ArchiveURL)
 	var refs int
 	seen := map[string]bool{}
 	for _, r := range runs {
