@@ -286,3 +286,14 @@ func extraJSON(m map[string]json.RawMessage) string {
 	sb.WriteByte('}')
 	return sb.String()
 }
+
+// merge adds what another builder of the same table loaded and rejected.
+func (b *builder) merge(o *builder) {
+	for f, n := range o.loaded {
+		b.loaded[f] += n
+	}
+	for f, n := range o.nbad {
+		b.nbad[f] += n
+	}
+	b.bad = append(b.bad, o.bad...)
+}

@@ -2,20 +2,27 @@ package transform
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"sort"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // csvRows returns a producer of the records of a CSV report: the header
 // names the columns (Table.Canonical), unknown columns go to extra, and a
 // record with the wrong number of fields, bad quoting or a bad value is
 // rejected with its line (the header is line 1) and its exact text (bytes
-// that are not UTF-8 written as \xNN).
+// that are not UTF-8 written as \xNN). One goroutine splits the records;
+// csvWorkers check them and build their batches, each with its own builder,
+// so the batches reach b.flush in no fixed order (rows carry their line).
 func csvRows(path, file string) func(*builder) error {
 	return func(b *builder) error {
 		f, err := os.Open(path)
@@ -42,34 +49,119 @@ func csvRows(path, file string) func(*builder) error {
 			return unreadable(file, err)
 		}
 		first := len(b.bad)
-		for {
-			start := r.InputOffset()
-			rec, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			end := r.InputOffset()
-			if pe := (*csv.ParseError)(nil); errors.As(err, &pe) {
-				b.reject(quarantined{file: file, line: int64(pe.StartLine), reason: "bad quoting: " + pe.Err.Error(), start: start, end: end})
-				continue
-			} else if err != nil {
+		workers := make([]*builder, csvWorkers)
+		for w := range workers {
+			workers[w] = newBuilder(b.t, b.flush)
+			defer workers[w].release()
+		}
+		chunks := make(chan *csvChunk, 2*csvWorkers)
+		g, gctx := errgroup.WithContext(context.Background())
+		for _, wb := range workers {
+			g.Go(func() error {
+				for c := range chunks {
+					if err := c.build(wb, file, header, index); err != nil {
+						return err
+					}
+				}
+				return wb.finish()
+			})
+		}
+		err = splitRecords(gctx, r, b, file, chunks)
+		close(chunks)
+		if werr := g.Wait(); err == nil {
+			err = werr
+		}
+		if err != nil {
+			return err
+		}
+		for _, wb := range workers {
+			b.merge(wb)
+		}
+		bad := b.bad[first:]
+		sort.SliceStable(bad, func(i, j int) bool { return bad[i].line < bad[j].line })
+		return readRaw(f, bad)
+	}
+}
+
+// csvWorkers is how many goroutines check and build a CSV report's records.
+var csvWorkers = max(2, runtime.GOMAXPROCS(0))
+
+// csvChunkRecords is how many records go to a worker at a time.
+const csvChunkRecords = 2048
+
+// csvChunk is a run of records as split: their cells, one after another,
+// and where each record's cells start, its line and its byte range.
+type csvChunk struct {
+	cells []string
+	recs  []csvRecordAt
+}
+
+type csvRecordAt struct {
+	from, line int
+	start, end int64
+}
+
+// build checks each record of the chunk and appends it to b, or rejects it.
+func (c *csvChunk) build(b *builder, file string, header []string, index []int) error {
+	for i, at := range c.recs {
+		to := len(c.cells)
+		if i+1 < len(c.recs) {
+			to = c.recs[i+1].from
+		}
+		b.reset()
+		reason := csvRecord(b, header, index, c.cells[at.from:to])
+		var err error
+		if reason == "" {
+			if reason, err = b.commit(file, int64(at.line)); err != nil {
 				return err
 			}
-			line, _ := r.FieldPos(0)
-			b.reset()
-			reason := csvRecord(b, header, index, rec)
-			if reason == "" {
-				if reason, err = b.commit(file, int64(line)); err != nil {
-					return err
-				}
-			}
-			if reason != "" {
-				q := quarantined{file: file, line: int64(line), reason: reason, start: start, end: end}
-				b.readable(&q)
-				b.reject(q)
+		}
+		if reason != "" {
+			q := quarantined{file: file, line: int64(at.line), reason: reason, start: at.start, end: at.end}
+			b.readable(&q)
+			b.reject(q)
+		}
+	}
+	return nil
+}
+
+// splitRecords reads the records after the header into chunks; a record
+// with bad quoting is rejected into b here.
+func splitRecords(ctx context.Context, r *csv.Reader, b *builder, file string, chunks chan<- *csvChunk) error {
+	c := &csvChunk{}
+	send := func() error {
+		if len(c.recs) == 0 {
+			return nil
+		}
+		select {
+		case chunks <- c:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		c = &csvChunk{cells: make([]string, 0, cap(c.cells)), recs: make([]csvRecordAt, 0, csvChunkRecords)}
+		return nil
+	}
+	for {
+		start := r.InputOffset()
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return send()
+		}
+		end := r.InputOffset()
+		if pe := (*csv.ParseError)(nil); errors.As(err, &pe) {
+			b.reject(quarantined{file: file, line: int64(pe.StartLine), reason: "bad quoting: " + pe.Err.Error(), start: start, end: end})
+			continue
+		} else if err != nil {
+			return err
+		}
+		line, _ := r.FieldPos(0)
+		c.recs = append(c.recs, csvRecordAt{from: len(c.cells), line: line, start: start, end: end})
+		c.cells = append(c.cells, rec...)
+		if len(c.recs) == csvChunkRecords {
+			if err := send(); err != nil {
+				return err
 			}
 		}
-		return readRaw(f, b.bad[first:])
 	}
 }
 

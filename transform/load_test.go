@@ -127,6 +127,11 @@ func TestLoadGolden(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			db := newDB(t)
 			st := load(t, db, dir)
+			// The load turns insertion order off while it runs (a database setting) and back on.
+			var ordered bool
+			if err := db.QueryRow(`SELECT current_setting('preserve_insertion_order')`).Scan(&ordered); err != nil || !ordered {
+				t.Errorf("preserve_insertion_order after the load: %v (%v), want true", ordered, err)
+			}
 			// Every rejected row is in quarantine, and source_files counts what each file gave.
 			var quarantined, counted int64
 			if err := db.QueryRow(`SELECT (SELECT count(*) FROM quarantine), (SELECT coalesce(sum(rows_quarantined), 0) FROM source_files)`).

@@ -106,6 +106,22 @@ func (l *Loader) Load(ctx context.Context, files []raw.File) (Stats, error) {
 		return Stats{}, fmt.Errorf("load: %w", err)
 	}
 	defer conn.Close()
+	// Bulk inserts run on every core only when they need not keep the order
+	// they read rows in; every loaded row carries its file and line instead.
+	// The setting is the database's, not the connection's: it is reset after.
+	if _, err := conn.ExecContext(ctx, `SET preserve_insertion_order = false`); err != nil {
+		return Stats{}, fmt.Errorf("load: %w", err)
+	}
+	st, err := l.load(ctx, conn, files)
+	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), `RESET preserve_insertion_order`); rerr != nil && err == nil {
+		err = fmt.Errorf("load: %w", rerr)
+	}
+	return st, err
+}
+
+// load loads the slices of files on conn, one after another.
+func (l *Loader) load(ctx context.Context, conn *sql.Conn, files []raw.File) (Stats, error) {
+	var err error
 	// A source that was not pulled (a FAILED file that is not a report) has
 	// nothing to load: its previous rows stay, and the rules are held there.
 	files = slices.DeleteFunc(slices.Clone(files), func(f raw.File) bool {

@@ -96,21 +96,13 @@ func replacedRows(t *Table, alias string) string {
 		alias, t.WindowTime, keyMatch(t, alias, "s"))
 }
 
-// newRowsSQL stages what the slice replace reads of the rows the load just
-// appended (rowid above $last): their keys, payment id, tracked columns and
-// line, not the whole rows.
+// newRowsSQL stages the keys of the rows the load just appended (rowid
+// above $last): the slice replace matches old rows on them. The stage holds
+// the keys alone, so it stays cheap on wide reports; changesSQL reads the
+// tracked columns from the appended rows themselves.
 func newRowsSQL(t *Table) string {
-	cols := append([]string{}, t.Key...)
-	if !contains(cols, "network_payment_id") {
-		cols = append(cols, "network_payment_id")
-	}
-	for _, c := range t.Columns {
-		if c.Tracked && !contains(cols, c.Name) {
-			cols = append(cols, c.Name)
-		}
-	}
-	return fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE stage AS SELECT %s, source_line AS _line FROM %s WHERE rowid > $last`,
-		strings.Join(cols, ", "), t.Name)
+	return fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE stage AS SELECT %s FROM %s WHERE rowid > $last`,
+		strings.Join(t.Key, ", "), t.Name)
 }
 
 func keyMatch(t *Table, a, b string) string {
@@ -171,7 +163,8 @@ func changesSQL(t *Table) string {
 				row_number() OVER (PARTITION BY %[1]s ORDER BY report_id, source_line) AS _n
 			FROM %[2]s o WHERE %[3]s
 		), new AS (
-			SELECT %[10]s, _line, row_number() OVER (PARTITION BY %[1]s ORDER BY _line) AS _n FROM stage
+			SELECT %[10]s, source_line AS _line, row_number() OVER (PARTITION BY %[1]s ORDER BY source_line) AS _n
+			FROM %[2]s WHERE rowid > $last
 		), pairs AS MATERIALIZED (
 			SELECT o.network_payment_id, %[4]s AS row_key, o.report_id AS old_report_id, o.source_line AS old_line,
 				n._line AS new_line, %[5]s
