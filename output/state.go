@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"recon/rules"
+	reconsql "recon/sql"
 )
 
 // Folders of a run's inputs besides the raw files: the warehouse state the
@@ -124,14 +125,17 @@ func writeState(ctx context.Context, db *sql.DB, store Store, dir string, truste
 		return nil, nil, fmt.Errorf("DuckDB version: %w", err)
 	}
 	var refs []stateRef
-	for _, t := range tables {
-		r, err := saveTable(ctx, db, store, cache, trusted, version, t, cols[t], dir)
-		if err != nil {
-			return nil, nil, fmt.Errorf("save the state of %s: %w", t, err)
+	err = reconsql.Unordered(ctx, db, func() error { // slices are fingerprinted and restored as sets
+		for _, t := range tables {
+			r, err := saveTable(ctx, db, store, cache, trusted, version, t, cols[t], dir)
+			if err != nil {
+				return fmt.Errorf("save the state of %s: %w", t, err)
+			}
+			refs = append(refs, r...)
 		}
-		refs = append(refs, r...)
-	}
-	return tables, refs, nil
+		return nil
+	})
+	return tables, refs, err
 }
 
 // saveTable writes the slices of table t into runDir but the cache hits,

@@ -1,6 +1,7 @@
 package sql_test
 
 import (
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -41,6 +42,35 @@ func TestOpenDBSettings(t *testing.T) {
 		conns = append(conns, c)
 		if _, err := c.ExecContext(t.Context(), `CREATE TABLE x (a INT)`); err == nil {
 			t.Error("a read-only handle created a table")
+		}
+	}
+}
+
+// TestUnordered: insertion order is off while fn runs, on every connection
+// (a database setting), and back on after, when fn fails too; fn's error is
+// returned.
+func TestUnordered(t *testing.T) {
+	db, err := reconsql.OpenDB("", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ordered := func() bool {
+		var on bool
+		if err := db.QueryRow(`SELECT current_setting('preserve_insertion_order')`).Scan(&on); err != nil {
+			t.Fatal(err)
+		}
+		return on
+	}
+	failed := errors.New("fn failed")
+	for _, want := range []error{nil, failed} {
+		var during bool
+		err := reconsql.Unordered(t.Context(), db, func() error {
+			during = ordered()
+			return want
+		})
+		if !errors.Is(err, want) || during || !ordered() {
+			t.Errorf("fn returning %v: err %v, ordered during %v and after %v; want the error, false and true", want, err, during, ordered())
 		}
 	}
 }

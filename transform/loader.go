@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"recon/extract/raw"
+	reconsql "recon/sql"
 )
 
 // Loader loads the raw files of one extract folder into DuckDB.
@@ -106,16 +107,12 @@ func (l *Loader) Load(ctx context.Context, files []raw.File) (Stats, error) {
 		return Stats{}, fmt.Errorf("load: %w", err)
 	}
 	defer conn.Close()
-	// Bulk inserts run on every core only when they need not keep the order
-	// they read rows in; every loaded row carries its file and line instead.
-	// The setting is the database's, not the connection's: it is reset after.
-	if _, err := conn.ExecContext(ctx, `SET preserve_insertion_order = false`); err != nil {
-		return Stats{}, fmt.Errorf("load: %w", err)
-	}
-	st, err := l.load(ctx, conn, files)
-	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), `RESET preserve_insertion_order`); rerr != nil && err == nil {
-		err = fmt.Errorf("load: %w", rerr)
-	}
+	// Loaded rows carry their file and line: their order need not be kept.
+	var st Stats
+	err = reconsql.Unordered(ctx, conn, func() error {
+		st, err = l.load(ctx, conn, files)
+		return err
+	})
 	return st, err
 }
 
