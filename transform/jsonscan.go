@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
@@ -23,13 +22,24 @@ func scanObject(raw []byte) (map[string]json.RawMessage, bool) {
 	m := make(map[string]json.RawMessage, 16)
 	end, ok := scanSeq(raw, 1, '}', func(i int) (int, bool) {
 		key, start, end, ok := scanField(raw, i, 0)
-		if !ok || bytes.ContainsFunc(key, func(r rune) bool { return r == '\\' || r >= 0x80 }) {
+		if !ok || !plainKey(key) {
 			return 0, false
 		}
 		m[string(key)] = json.RawMessage(raw[start:end:end])
 		return end, true
 	})
 	return m, ok && end == len(raw)
+}
+
+// plainKey reports whether a key is ASCII without escapes: its text is then
+// its value.
+func plainKey(key []byte) bool {
+	for _, c := range key {
+		if c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // scanArray calls fn with the index and text of every element of a JSON
@@ -143,6 +153,16 @@ func scanLiteral(b []byte, i int, lit string) (int, bool) {
 	return i + len(lit), true
 }
 
+// stringStop marks the bytes that end a run of plain string text: the
+// quote, the backslash and the control characters.
+var stringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 // scanString returns the end of the string at b[i]: valid escapes, no
 // control characters (bytes of 0x80 and above are left as they are, as
 // the decoders leave them in a json.RawMessage).
@@ -151,6 +171,12 @@ func scanString(b []byte, i int) (int, bool) {
 		return 0, false
 	}
 	for i++; i < len(b); i++ {
+		for i < len(b) && !stringStop[b[i]] {
+			i++
+		}
+		if i == len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, true
