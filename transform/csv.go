@@ -55,6 +55,7 @@ func csvRows(path, file string) func(*builder) error {
 			defer workers[w].release()
 		}
 		chunks := make(chan *csvChunk, 2*csvWorkers)
+		// A cancelled load stops the workers through b.flush, which watches its context.
 		g, gctx := errgroup.WithContext(context.Background())
 		for _, wb := range workers {
 			g.Go(func() error {

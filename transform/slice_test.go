@@ -3,6 +3,8 @@ package transform_test
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,5 +281,65 @@ func TestSourceNotPulledKeepsItsRows(t *testing.T) {
 	load(t, db, writeExtract(t, failed(raw.SourceLiquidation), failed(raw.SourcePayment), page))
 	if after := count(); after != before {
 		t.Errorf("liquidations and payments %v after a load that pulled neither, %v before", after, before)
+	}
+}
+
+// TestPaymentOnTwoPagesKeepsTheNewerCopy: a payment listed on two pages of
+// one load (a list that moved while it was read, or the EXECUTED_AT and
+// MODIFIED_AT lists of an old window) keeps one row, the copy modified
+// last, with that copy's children only; a load of distinct payments keeps
+// every one with all its children.
+func TestPaymentOnTwoPagesKeepsTheNewerCopy(t *testing.T) {
+	var page struct {
+		Content []map[string]any `json:"content"`
+	}
+	if err := json.Unmarshal(readTestdata(t, "sources/payments/2026-10-01_2026-10-01_p0000.json"), &page); err != nil {
+		t.Fatal(err)
+	}
+	older := page.Content[0]
+	newer := maps.Clone(older)
+	newer["modified_at"], newer["payment_state"] = "2026-10-01T03:00:00.000Z", "RETURNED"
+	results := older["execution_results"].([]any)
+	if len(results) < 2 {
+		t.Fatalf("the sample payment has %d execution results, want 2 or more", len(results))
+	}
+	newer["execution_results"] = results[:1]
+	pageOf := func(n int, items ...map[string]any) rawFile {
+		body, err := json.Marshal(map[string]any{"content": items, "first": n == 0, "last": true, "number": n,
+			"totalElements": len(items)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rawFile{raw.File{Source: raw.SourcePayment, Format: raw.FormatJSON,
+			Path: fmt.Sprintf("payments/2026-10-01_2026-10-01_p%04d.json", n), Window: window(t, "2026-10-01", "2026-10-01"),
+			Status: raw.StatusReady, Request: "GET /v4/payments", Page: n}, body}
+	}
+	for _, tc := range []struct {
+		name           string
+		pages          []rawFile
+		payments       int
+		state          string
+		results        int // execution results of the sample payment
+	}{
+		{"newer on the second page", []rawFile{pageOf(0, older, page.Content[1]), pageOf(1, newer)}, 2, "RETURNED", 1},
+		{"newer on the first page", []rawFile{pageOf(0, newer), pageOf(1, older, page.Content[1])}, 2, "RETURNED", 1},
+		{"each once", []rawFile{pageOf(0, older), pageOf(1, page.Content[1])}, 2, "COMPLETED", len(results)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := newDB(t)
+			load(t, db, writeExtract(t, tc.pages...))
+			if d := duplicates(t, db); len(d) != 0 {
+				t.Fatalf("duplicate rows %v", d)
+			}
+			var n, results int
+			var state string
+			if err := db.QueryRow(`SELECT (SELECT count(*) FROM payments), (SELECT payment_state FROM payments WHERE payment_id = $1),
+				(SELECT count(*) FROM payment_execution_results WHERE payment_id = $1)`, older["payment_id"]).Scan(&n, &state, &results); err != nil {
+				t.Fatal(err)
+			}
+			if n != tc.payments || state != tc.state || results != tc.results {
+				t.Errorf("%d payments, the sample %s with %d execution results; want %d, %s, %d", n, state, results, tc.payments, tc.state, tc.results)
+			}
+		})
 	}
 }
