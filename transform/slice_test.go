@@ -315,11 +315,11 @@ func TestPaymentOnTwoPagesKeepsTheNewerCopy(t *testing.T) {
 			Status: raw.StatusReady, Request: "GET /v4/payments", Page: n}, body}
 	}
 	for _, tc := range []struct {
-		name           string
-		pages          []rawFile
-		payments       int
-		state          string
-		results        int // execution results of the sample payment
+		name     string
+		pages    []rawFile
+		payments int
+		state    string
+		results  int // execution results of the sample payment
 	}{
 		{"newer on the second page", []rawFile{pageOf(0, older, page.Content[1]), pageOf(1, newer)}, 2, "RETURNED", 1},
 		{"newer on the first page", []rawFile{pageOf(0, newer), pageOf(1, older, page.Content[1])}, 2, "RETURNED", 1},
