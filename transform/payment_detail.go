@@ -214,15 +214,28 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 	defer tx.Rollback()
 	args := []any{sql.Named("source", raw.SourcePayment), sql.Named("run_id", l.runID),
 		sql.Named("account", nil), sql.Named("report_id", nil)}
+	var once bool // no payment staged twice: every staged row is kept, without ranking copies
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) = count(DISTINCT payment_id) FROM stage_payments`).Scan(&once); err != nil {
+		return nil, fmt.Errorf("load payments: %w", err)
+	}
+	stmts := replacePaymentsSQL(once)
+	stmts = append(stmts, `DELETE FROM quarantine q USING stage_files f
+		WHERE q.source = $source AND q.window_from >= f.window_from AND q.window_to <= f.window_to`)
+	if err := execAll(ctx, tx, args, append(stmts, recordFilesSQL...)...); err != nil {
+		return nil, fmt.Errorf("load payments: %w", err)
+	}
+	return stats, tx.Commit()
+}
+
+// replacePaymentsSQL replaces the staged payments and their children: the
+// copy of a payment kept (Payments.Keep) with its own children only, or,
+// when no payment was staged twice (once), every staged row as it is.
+func replacePaymentsSQL(once bool) []string {
 	ids := `(SELECT payment_id FROM stage_payments)`
 	stmts := []string{`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT record_key FROM stage_quarantine)`,
 		`DELETE FROM quarantine WHERE source = $source AND record_key IN ` + ids}
 	for _, t := range paymentTables {
 		stmts = append(stmts, fmt.Sprintf(`DELETE FROM %s WHERE payment_id IN %s`, t.Name, ids))
-	}
-	var once bool // no payment staged twice: every staged row is kept, without ranking copies
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) = count(DISTINCT payment_id) FROM stage_payments`).Scan(&once); err != nil {
-		return nil, fmt.Errorf("load payments: %w", err)
 	}
 	if once {
 		p := Payments
@@ -231,22 +244,17 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 		for _, t := range paymentTables[1:] {
 			stmts = append(stmts, insertSQL(t, "stage_"+t.Name))
 		}
-	} else {
-		stmts = append(stmts, insertSQL(&Payments, "stage_payments"))
-		// The children of the payment row kept, and of no other copy of it.
-		stmts = append(stmts, `CREATE OR REPLACE TEMP TABLE stage_kept AS SELECT payment_id, _file, _line FROM stage_payments
-			QUALIFY row_number() OVER (PARTITION BY payment_id ORDER BY `+Payments.Keep+`) = 1`)
-		for _, t := range paymentTables[1:] {
-			stmts = append(stmts, insertSQL(t, fmt.Sprintf(`(SELECT c.* FROM stage_%s c SEMI JOIN stage_kept k
-				ON k.payment_id = c.payment_id AND k._file = c._file AND k._line = c._line)`, t.Name)))
-		}
+		return stmts
 	}
-	stmts = append(stmts, `DELETE FROM quarantine q USING stage_files f
-		WHERE q.source = $source AND q.window_from >= f.window_from AND q.window_to <= f.window_to`)
-	if err := execAll(ctx, tx, args, append(stmts, recordFilesSQL...)...); err != nil {
-		return nil, fmt.Errorf("load payments: %w", err)
+	stmts = append(stmts, insertSQL(&Payments, "stage_payments"))
+	// The children of the payment row kept, and of no other copy of it.
+	stmts = append(stmts, `CREATE OR REPLACE TEMP TABLE stage_kept AS SELECT payment_id, _file, _line FROM stage_payments
+		QUALIFY row_number() OVER (PARTITION BY payment_id ORDER BY `+Payments.Keep+`) = 1`)
+	for _, t := range paymentTables[1:] {
+		stmts = append(stmts, insertSQL(t, fmt.Sprintf(`(SELECT c.* FROM stage_%s c SEMI JOIN stage_kept k
+			ON k.payment_id = c.payment_id AND k._file = c._file AND k._line = c._line)`, t.Name)))
 	}
-	return stats, tx.Commit()
+	return stmts
 }
 
 // paymentInWindow reports whether an item of a page modified since w's
