@@ -61,9 +61,9 @@ var sliceColumns = []string{"run_id", "report_id", "event_date"}
 // ledger) in slices, inputs/state/<table>/<position>.parquet, and the rule
 // files as inputs/rules/<file>, and returns how many slices it wrote (the
 // others were cache hits). Call it before the run loads anything.
-// A slice holds the rows of one value of the table's slice column in the
-// order the warehouse holds them; slices come in the order of that value
-// (run ids sort by time), which RestoreState keeps. An empty table is one
+// A slice holds the rows of one value of the table's slice column, in no
+// fixed order (written unordered, on every core); slices come in the order
+// of that value (run ids sort by time), which RestoreState keeps. An empty table is one
 // empty slice.
 //
 // A slice whose fingerprint matches an entry of the state cache (table

@@ -109,7 +109,7 @@ func (l *Loader) Load(ctx context.Context, files []raw.File) (Stats, error) {
 	defer conn.Close()
 	// Loaded rows carry their file and line: their order need not be kept.
 	var st Stats
-	err = reconsql.Unordered(ctx, conn, func() error {
+	err = reconsql.Unordered(ctx, conn, func() (err error) {
 		st, err = l.load(ctx, conn, files)
 		return err
 	})
