@@ -154,7 +154,12 @@ type pos struct {
 // its parents), or rejects it with its position and text. It returns the
 // object, or nil when rejected.
 func (b *builder) element(at pos, raw json.RawMessage, sh shape, fixed map[string]value) (map[string]json.RawMessage, error) {
-	var m map[string]json.RawMessage
+	return b.elementOf(at, raw, nil, sh, fixed)
+}
+
+// elementOf is element with the fields of raw when the caller has them
+// (m; nil: split here).
+func (b *builder) elementOf(at pos, raw json.RawMessage, m map[string]json.RawMessage, sh shape, fixed map[string]value) (map[string]json.RawMessage, error) {
 	setFixed := func() {
 		for k, v := range fixed {
 			b.set(k, v)
@@ -162,9 +167,11 @@ func (b *builder) element(at pos, raw json.RawMessage, sh shape, fixed map[strin
 	}
 	ok, err := b.add(at, raw, func() error {
 		setFixed() // first, so a rejected element keeps its parents' keys
-		var isObject bool
-		if m, isObject = object(raw); !isObject {
-			return errors.New("not a JSON object")
+		if m == nil {
+			var isObject bool
+			if m, isObject = object(raw); !isObject {
+				return errors.New("not a JSON object")
+			}
 		}
 		if err := b.setFields(m, sh); err != nil {
 			return err

@@ -19,16 +19,23 @@ func scanObject(raw []byte) (map[string]json.RawMessage, bool) {
 	if len(raw) < 2 || raw[0] != '{' {
 		return nil, false
 	}
+	m, end, ok := scanObjectAt(raw, 0, 0)
+	return m, ok && end == len(raw)
+}
+
+// scanObjectAt splits the object at b[i], its values at depth, and
+// returns its end.
+func scanObjectAt(b []byte, i, depth int) (map[string]json.RawMessage, int, bool) {
 	m := make(map[string]json.RawMessage, 16)
-	end, ok := scanSeq(raw, 1, '}', func(i int) (int, bool) {
-		key, start, end, ok := scanField(raw, i, 0)
+	end, ok := scanSeq(b, i+1, '}', func(j int) (int, bool) {
+		key, start, end, ok := scanField(b, j, depth)
 		if !ok || !plainKey(key) {
 			return 0, false
 		}
-		m[string(key)] = json.RawMessage(raw[start:end:end])
+		m[string(key)] = json.RawMessage(b[start:end:end])
 		return end, true
 	})
-	return m, ok && end == len(raw)
+	return m, end, ok
 }
 
 // plainKey reports whether a key is ASCII without escapes: its text is then
@@ -95,17 +102,25 @@ func scanSeq(b []byte, i int, close byte, item func(j int) (int, bool)) (int, bo
 // scanField reads `"key": value` at b[i]: the key's raw text (without its
 // quotes) and the value's span.
 func scanField(b []byte, i, depth int) (key []byte, start, end int, ok bool) {
-	kend, ok := scanString(b, i)
+	key, start, ok = scanKey(b, i)
 	if !ok {
 		return nil, 0, 0, false
 	}
+	end, ok = scanValue(b, start, depth)
+	return key, start, end, ok
+}
+
+// scanKey reads `"key":` at b[i]: the key's raw text and where its value starts.
+func scanKey(b []byte, i int) (key []byte, start int, ok bool) {
+	kend, ok := scanString(b, i)
+	if !ok {
+		return nil, 0, false
+	}
 	j := skipSpace(b, kend)
 	if j >= len(b) || b[j] != ':' {
-		return nil, 0, 0, false
+		return nil, 0, false
 	}
-	start = skipSpace(b, j+1)
-	end, ok = scanValue(b, start, depth)
-	return b[i+1 : kend-1], start, end, ok
+	return b[i+1 : kend-1], skipSpace(b, j+1), true
 }
 
 // maxScanDepth bounds the nesting the scanner follows; deeper text is left

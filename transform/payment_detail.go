@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -262,12 +263,12 @@ func replacePaymentsSQL(once bool) []string {
 // in w (raw.InPaymentWindow). An item whose times cannot be read is kept,
 // for the loader to judge.
 func paymentInWindow(doc paymentDoc, w raw.Window) bool {
-	modified, err := jsonValue(doc[""]["modified_at"])
-	if doc == nil || err != nil || !modified.set {
+	modified, err := jsonValue(doc.objs[""]["modified_at"])
+	if doc.objs == nil || err != nil || !modified.set {
 		return true
 	}
 	for _, name := range []string{"executed_at", "modified_at"} {
-		v, err := jsonValue(doc[""][name])
+		v, err := jsonValue(doc.objs[""][name])
 		if err != nil || !v.set {
 			continue
 		}
@@ -282,16 +283,64 @@ func paymentInWindow(doc paymentDoc, w raw.Window) bool {
 // paymentDoc is a Payment's objects decoded once, by their path in
 // paymentKnown ("" the payment, "contract.quote" its quote): the row, the
 // child rows and the extra read them, not the text again.
-type paymentDoc map[string]map[string]json.RawMessage
+type paymentDoc struct {
+	objs  map[string]map[string]json.RawMessage
+	lists map[listKey][]listed // a direct doc's lists (paymentLists)
+	// direct: the objects hold what decoding the text into paymentJSON
+	// would (paymentRow reads them instead): the scanner read it in one
+	// pass, no known object has a key twice or a key that differs from a
+	// known field only in case, and every known object is one or null.
+	direct bool
+}
+
+// listKey names a list of a Payment: its object's path and its field.
+type listKey struct{ obj, field string }
+
+// paymentLists are the lists of a Payment that child rows come from.
+var paymentLists = map[listKey]bool{
+	{"", "execution_results"}: true, {"", "liquidation_execution_results"}: true,
+	{"", "push_forward_execution_results"}: true, {"", "user_info"}: true,
+	{"contract.quote", "quote_elements"}: true, {"contract.fee_info", "total_fees"}: true,
+}
+
+// listed is an element of a list: m its fields when the scanner read it
+// as an object, nil otherwise.
+type listed struct {
+	raw json.RawMessage
+	m   map[string]json.RawMessage
+}
+
+// each calls fn with every element of a list of the payment (each),
+// read from the doc when it is direct.
+func (doc paymentDoc) each(k listKey, path string, fn func(string, json.RawMessage, map[string]json.RawMessage) error) error {
+	if !doc.direct {
+		return each(doc.objs[k.obj][k.field], path, fn)
+	}
+	for i, e := range doc.lists[k] {
+		if err := fn(path+"["+strconv.Itoa(i)+"]", e.raw, e.m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // paymentObjects decodes the objects of a Payment that paymentKnown names;
-// nil when the payment is not an object.
+// objs is nil when the payment is not an object.
 func paymentObjects(raw json.RawMessage) paymentDoc {
+	if doc, ok := scanPayment(bytes.TrimSpace(raw)); ok {
+		return doc
+	}
+	return decodePayment(raw)
+}
+
+// decodePayment is paymentObjects for any text: each known object is
+// decoded on its own, by the scanner or goccy/go-json (object).
+func decodePayment(raw json.RawMessage) paymentDoc {
 	m, ok := object(raw)
 	if !ok {
-		return nil
+		return paymentDoc{}
 	}
-	doc := paymentDoc{"": m}
+	doc := paymentDoc{objs: map[string]map[string]json.RawMessage{"": m}}
 	var walk func(prefix string, m map[string]json.RawMessage)
 	walk = func(prefix string, m map[string]json.RawMessage) {
 		for k, v := range m {
@@ -301,7 +350,7 @@ func paymentObjects(raw json.RawMessage) paymentDoc {
 			}
 			if _, nested := paymentKnown[name]; nested {
 				if sub, ok := object(v); ok {
-					doc[name] = sub
+					doc.objs[name] = sub
 					walk(name, sub)
 				}
 			}
@@ -309,6 +358,80 @@ func paymentObjects(raw json.RawMessage) paymentDoc {
 	}
 	walk("", m)
 	return doc
+}
+
+// scanPayment is paymentObjects in one pass of the scanner, for a Payment
+// it can make direct; ok is false for any other.
+func scanPayment(b []byte) (paymentDoc, bool) {
+	if len(b) < 2 || b[0] != '{' {
+		return paymentDoc{}, false
+	}
+	objs := make(map[string]map[string]json.RawMessage, len(paymentKnown))
+	lists := map[listKey][]listed{}
+	var obj func(i int, name string, depth int) (int, bool)
+	obj = func(i int, name string, depth int) (int, bool) {
+		m := make(map[string]json.RawMessage, 16)
+		objs[name] = m
+		known, nested := paymentFieldSet[name], paymentNested[name]
+		return scanSeq(b, i+1, '}', func(j int) (int, bool) {
+			key, start, ok := scanKey(b, j)
+			if !ok || !plainKey(key) {
+				return 0, false
+			}
+			if _, ok := known[string(key)]; !ok && foldsToKnown(key, paymentKnown[name]) {
+				return 0, false
+			}
+			end := 0
+			switch child := nested[string(key)]; {
+			case child != "" && start < len(b) && b[start] == '{':
+				end, ok = obj(start, child, depth+1)
+			case child != "" && !(start < len(b) && b[start] == 'n'):
+				return 0, false // a known object that is not one (null is no object)
+			case start < len(b) && b[start] == '[' && paymentLists[listKey{name, string(key)}]:
+				var items []listed
+				items, end, ok = scanList(b, start, depth+1)
+				lists[listKey{name, string(key)}] = items
+			default:
+				end, ok = scanValue(b, start, depth)
+			}
+			n := len(m)
+			m[string(key)] = json.RawMessage(b[start:end:end])
+			return end, ok && len(m) > n
+		})
+	}
+	end, ok := obj(0, "", 0)
+	if !ok || end != len(b) {
+		return paymentDoc{}, false
+	}
+	return paymentDoc{objs: objs, lists: lists, direct: true}, true
+}
+
+// scanList splits the array at b[i] (at depth) into its elements, those
+// that are objects into their fields, and returns its end.
+func scanList(b []byte, i, depth int) ([]listed, int, bool) {
+	var items []listed
+	end, ok := scanSeq(b, i+1, ']', func(j int) (int, bool) {
+		if j < len(b) && b[j] == '{' {
+			if m, end, ok := scanObjectAt(b, j, depth+1); ok {
+				items = append(items, listed{b[j:end:end], m})
+				return end, true
+			}
+		}
+		end, ok := scanValue(b, j, depth)
+		items = append(items, listed{raw: b[j:end:end]})
+		return end, ok
+	})
+	return items, end, ok
+}
+
+// foldsToKnown reports whether key is a known field in another case.
+func foldsToKnown(key []byte, known []string) bool {
+	for _, k := range known {
+		if strings.EqualFold(string(key), k) {
+			return true
+		}
+	}
+	return false
 }
 
 // paymentKnown are the fields of a Payment (and of its nested objects, as
@@ -325,21 +448,44 @@ var paymentKnown = map[string][]string{
 	"liquidation_details": {"id", "status", "failure_reason"},
 }
 
+// paymentFieldSet is paymentKnown as sets, and paymentNested names, by
+// object and key, the known objects nested in each ("contract" → "quote" →
+// "contract.quote").
+var paymentFieldSet, paymentNested = func() (map[string]map[string]struct{}, map[string]map[string]string) {
+	sets, nested := map[string]map[string]struct{}{}, map[string]map[string]string{}
+	for name, fields := range paymentKnown {
+		sets[name], nested[name] = map[string]struct{}{}, map[string]string{}
+		for _, f := range fields {
+			sets[name][f] = struct{}{}
+		}
+	}
+	for name := range paymentKnown {
+		if name != "" {
+			parent, key := "", name
+			if i := strings.LastIndexByte(name, '.'); i >= 0 {
+				parent, key = name[:i], name[i+1:]
+			}
+			nested[parent][key] = name
+		}
+	}
+	return sets, nested
+}()
+
 // paymentRows adds one Payment to payments and its children to the child
 // builders. A payment that is not one is rejected alone; a bad child is
 // rejected alone, under its payment's id. The children come first: the
 // payment row carries fee_totals_differ, read from the children loaded.
 func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) error {
-	m := doc[""]
+	m := doc.objs[""]
 	idv, _ := jsonValue(m["payment_id"])
 	if m == nil || !utf8.Valid(raw) || !idv.set || idv.isJSON { // no children (invalid UTF-8: quarantined whole)
 		return paymentRow(bs[0], at, raw, doc, nil)
 	}
 	parent := map[string]value{"payment_id": idv}
-	feeInfo, quote := doc["contract.fee_info"], doc["contract.quote"]
+	quote := doc.objs["contract.quote"]
 	fees := feeTotals{}
-	if err := each(feeInfo["total_fees"], at.path+".contract.fee_info.total_fees", func(p string, e json.RawMessage) error {
-		if fields, err := bs[1].element(pos{at.file, at.n, p}, e, shape{}, parent); fields == nil || err != nil {
+	if err := doc.each(listKey{"contract.fee_info", "total_fees"}, at.path+".contract.fee_info.total_fees", func(p string, e json.RawMessage, fm map[string]json.RawMessage) error {
+		if fields, err := bs[1].elementOf(pos{at.file, at.n, p}, e, fm, shape{}, parent); fields == nil || err != nil {
 			return err
 		}
 		fees.add(bs[1].last("fee_currency"), bs[1].last("total_fee"), 0)
@@ -352,23 +498,25 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 	fixed["payment_method"], _ = jsonValue(quote["payment_method"])
 	for _, rl := range resultLists {
 		fixed["result_list"] = textValue(rl.name)
-		if err := resultRows(bs[2], at, m[rl.field], rl.field, fixed, fees); err != nil {
+		if err := resultRows(bs[2], at, doc, rl.field, fixed, fees); err != nil {
 			return err
 		}
 	}
-	if err := each(quote["quote_elements"], at.path+".contract.quote.quote_elements", func(p string, e json.RawMessage) error {
-		_, err := movementRow(bs[3], pos{at.file, at.n, p}, e, nil, parent)
+	if err := doc.each(listKey{"contract.quote", "quote_elements"}, at.path+".contract.quote.quote_elements", func(p string, e json.RawMessage, em map[string]json.RawMessage) error {
+		_, err := movementRow(bs[3], pos{at.file, at.n, p}, e, em, parent)
 		return err
 	}); err != nil {
 		return err
 	}
 	n := 0
 	fixed = map[string]value{"payment_id": idv}
-	if err := each(m["user_info"], at.path+".user_info", func(p string, e json.RawMessage) error {
-		entry, _ := object(e)
+	if err := doc.each(listKey{"", "user_info"}, at.path+".user_info", func(p string, e json.RawMessage, entry map[string]json.RawMessage) error {
+		if entry == nil {
+			entry, _ = object(e)
+		}
 		node, _ := jsonValue(entry["node_address"])
 		for _, step := range userInfoSteps {
-			if err := each(entry[step], p+"."+step, func(sp string, item json.RawMessage) error {
+			if err := each(entry[step], p+"."+step, func(sp string, item json.RawMessage, _ map[string]json.RawMessage) error {
 				n++
 				fixed["node_address"], fixed["step"], fixed["position"] = node, textValue(step), textValue(strconv.Itoa(n))
 				_, err := bs[4].element(pos{at.file, at.n, sp}, item, userInfoShape, fixed)
@@ -389,7 +537,7 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 // execution_result_order) is INITIAL, the receiver of the last TERMINAL,
 // any other side INTERMEDIATE (DESIGN §3, the fee configuration's
 // node_type). The fees of its TRANSFER results loaded go into fees.
-func resultRows(b *builder, at pos, list json.RawMessage, field string, fixed map[string]value, fees feeTotals) error {
+func resultRows(b *builder, at pos, doc paymentDoc, field string, fixed map[string]value, fees feeTotals) error {
 	type element struct {
 		path  string
 		raw   json.RawMessage
@@ -400,9 +548,11 @@ func resultRows(b *builder, at pos, list json.RawMessage, field string, fixed ma
 	order := &PaymentExecutionResults.Columns[PaymentExecutionResults.index("execution_result_order")]
 	var first, last decimal128.Num
 	ends := false
-	if err := each(list, at.path+"."+field, func(p string, e json.RawMessage) error {
-		el := element{path: p, raw: e, order: typed{null: true}}
-		el.m, _ = object(e)
+	if err := doc.each(listKey{"", field}, at.path+"."+field, func(p string, e json.RawMessage, m map[string]json.RawMessage) error {
+		el := element{path: p, raw: e, m: m, order: typed{null: true}}
+		if el.m == nil {
+			el.m, _ = object(e)
+		}
 		if v, err := jsonValue(el.m["execution_result_order"]); err == nil {
 			if t, why := order.check(v); why == "" && !t.null {
 				el.order = t
@@ -476,11 +626,11 @@ func (f feeTotals) differ() bool {
 	return false
 }
 
-// each calls fn with the path and text of every element of a JSON array;
-// null or absent is no element, and anything else is ignored here (the
+// each calls fn with the path and text of every element of a JSON array
+// (and nil fields: fn splits an element itself); null or absent is no element, and anything else is ignored here (the
 // payment's extra keeps what is not an array).
-func each(raw json.RawMessage, path string, fn func(string, json.RawMessage) error) error {
-	call := func(i int, e json.RawMessage) error { return fn(path+"["+strconv.Itoa(i)+"]", e) }
+func each(raw json.RawMessage, path string, fn func(string, json.RawMessage, map[string]json.RawMessage) error) error {
+	call := func(i int, e json.RawMessage) error { return fn(path+"["+strconv.Itoa(i)+"]", e, nil) }
 	if ok, err := scanArray(bytes.TrimSpace(raw), call); ok {
 		return err
 	}
@@ -534,7 +684,7 @@ func movementRow(b *builder, at pos, raw json.RawMessage, m map[string]json.RawM
 // paymentExtra keeps the fields of a Payment that no column or child table
 // holds, named by their path (contract.quote.price_guarantee).
 func paymentExtra(b *builder, doc paymentDoc) {
-	for prefix, m := range doc {
+	for prefix, m := range doc.objs {
 		known := paymentKnown[prefix]
 		for k, v := range m {
 			if contains(known, k) {
@@ -544,7 +694,7 @@ func paymentExtra(b *builder, doc paymentDoc) {
 			if prefix != "" {
 				name = prefix + "." + k
 			}
-			if _, nested := doc[name]; !nested {
+			if _, nested := doc.objs[name]; !nested {
 				b.setExtra(name, v)
 			}
 		}

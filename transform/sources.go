@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"recon/extract/raw"
 )
@@ -67,38 +68,16 @@ type paymentJSON struct {
 }
 
 // paymentRow flattens one Payment of GET /v4/payments; doc is its objects
-// as decoded once (paymentObjects), nil when it is not an object.
+// as decoded once (paymentObjects): the row reads them when doc is direct
+// and the text UTF-8, and decodes the text into paymentJSON otherwise (its
+// decoders replace bytes that are not UTF-8, and say why a payment is not one).
 func paymentRow(b *builder, at pos, raw json.RawMessage, doc paymentDoc, derived map[string]value) error {
 	_, err := b.add(at, raw, func() error {
-		var p paymentJSON
-		if err := decodeJSON(raw, &p); err != nil {
-			var id struct {
-				PaymentID value `json:"payment_id"`
+		if !doc.direct || !utf8.Valid(raw) || !paymentColumnsFrom(b, doc) {
+			b.reset()
+			if err := paymentColumnsDecoded(b, raw); err != nil {
+				return err
 			}
-			if json.Unmarshal(raw, &id) == nil {
-				b.set("payment_id", id.PaymentID) // keep the key for the quarantine row
-			}
-			return fmt.Errorf("not a payment: %s", jsonProblem(err))
-		}
-		q, in := p.Contract.Quote, p.InternalInfo
-		for _, f := range [...]struct {
-			name string
-			v    value
-		}{
-			{"payment_id", p.PaymentID}, {"payment_state", p.PaymentState}, {"payment_type", p.PaymentType},
-			{"end_to_end_id", p.Contract.SenderEndToEndID}, {"contract_hash", p.ContractHash},
-			{"created_at", p.Contract.CreatedAt}, {"expires_at", p.Contract.ExpiresAt}, {"accepted_at", p.AcceptedAt},
-			{"locked_at", p.LockedAt}, {"executed_at", p.ExecutedAt}, {"completed_at", p.CompletedAt},
-			{"returned_at", p.ReturnedAt}, {"modified_at", p.ModifiedAt}, {"connector_role", in.ConnectorRole},
-			{"internal_id", in.InternalID}, {"labels", in.Labels}, {"quote_id", q.QuoteID}, {"quote_type", q.Type},
-			{"quote_amount", q.Amount}, {"quote_currency", q.CurrencyCode}, {"sender_address", q.SenderAddress},
-			{"receiver_address", q.ReceiverAddress}, {"payment_method", q.PaymentMethod},
-			{"returns_payment_with_id", p.ReturnsPaymentWithID}, {"returned_by_payment_with_id", p.ReturnedByPaymentWithID},
-			{"crypto_transaction_id", p.CryptoTransactionID}, {"liquidation_id", p.LiquidationDetails.ID},
-			{"liquidation_status", p.LiquidationDetails.Status}, {"liquidation_failure_reason", p.LiquidationDetails.FailureReason},
-			{"fee_nodes", p.Contract.FeeInfo.Nodes},
-		} {
-			b.set(f.name, f.v)
 		}
 		paymentExtra(b, doc)
 		for k, v := range derived {
@@ -107,6 +86,76 @@ func paymentRow(b *builder, at pos, raw json.RawMessage, doc paymentDoc, derived
 		return nil
 	})
 	return err
+}
+
+// paymentColumns are the columns of a payments row, by the object of a
+// Payment that holds each (its path in paymentDoc) and the field.
+var paymentColumns = [...]struct{ col, obj, field string }{
+	{"payment_id", "", "payment_id"}, {"payment_state", "", "payment_state"}, {"payment_type", "", "payment_type"},
+	{"end_to_end_id", "contract", "sender_end_to_end_id"}, {"contract_hash", "", "contract_hash"},
+	{"created_at", "contract", "created_at"}, {"expires_at", "contract", "expires_at"}, {"accepted_at", "", "accepted_at"},
+	{"locked_at", "", "locked_at"}, {"executed_at", "", "executed_at"}, {"completed_at", "", "completed_at"},
+	{"returned_at", "", "returned_at"}, {"modified_at", "", "modified_at"},
+	{"connector_role", "internal_info", "connector_role"}, {"internal_id", "internal_info", "internal_id"},
+	{"labels", "internal_info", "labels"}, {"quote_id", "contract.quote", "quote_id"},
+	{"quote_type", "contract.quote", "type"}, {"quote_amount", "contract.quote", "amount"},
+	{"quote_currency", "contract.quote", "currency_code"}, {"sender_address", "contract.quote", "sender_address"},
+	{"receiver_address", "contract.quote", "receiver_address"}, {"payment_method", "contract.quote", "payment_method"},
+	{"returns_payment_with_id", "", "returns_payment_with_id"},
+	{"returned_by_payment_with_id", "", "returned_by_payment_with_id"},
+	{"crypto_transaction_id", "", "crypto_transaction_id"}, {"liquidation_id", "liquidation_details", "id"},
+	{"liquidation_status", "liquidation_details", "status"},
+	{"liquidation_failure_reason", "liquidation_details", "failure_reason"},
+	{"fee_nodes", "contract.fee_info", "nodes"},
+}
+
+// paymentColumnsFrom sets the columns from a direct doc; false when a
+// value cannot be read (decoding says why).
+func paymentColumnsFrom(b *builder, doc paymentDoc) bool {
+	for _, c := range paymentColumns {
+		v, err := jsonValue(doc.objs[c.obj][c.field])
+		if err != nil {
+			return false
+		}
+		b.set(c.col, v)
+	}
+	return true
+}
+
+// paymentColumnsDecoded sets the columns from the text decoded into
+// paymentJSON, or says why it is not a payment.
+func paymentColumnsDecoded(b *builder, raw json.RawMessage) error {
+	var p paymentJSON
+	if err := decodeJSON(raw, &p); err != nil {
+		var id struct {
+			PaymentID value `json:"payment_id"`
+		}
+		if json.Unmarshal(raw, &id) == nil {
+			b.set("payment_id", id.PaymentID) // keep the key for the quarantine row
+		}
+		return fmt.Errorf("not a payment: %s", jsonProblem(err))
+	}
+	q, in := p.Contract.Quote, p.InternalInfo
+	for _, f := range [...]struct {
+		name string
+		v    value
+	}{
+		{"payment_id", p.PaymentID}, {"payment_state", p.PaymentState}, {"payment_type", p.PaymentType},
+		{"end_to_end_id", p.Contract.SenderEndToEndID}, {"contract_hash", p.ContractHash},
+		{"created_at", p.Contract.CreatedAt}, {"expires_at", p.Contract.ExpiresAt}, {"accepted_at", p.AcceptedAt},
+		{"locked_at", p.LockedAt}, {"executed_at", p.ExecutedAt}, {"completed_at", p.CompletedAt},
+		{"returned_at", p.ReturnedAt}, {"modified_at", p.ModifiedAt}, {"connector_role", in.ConnectorRole},
+		{"internal_id", in.InternalID}, {"labels", in.Labels}, {"quote_id", q.QuoteID}, {"quote_type", q.Type},
+		{"quote_amount", q.Amount}, {"quote_currency", q.CurrencyCode}, {"sender_address", q.SenderAddress},
+		{"receiver_address", q.ReceiverAddress}, {"payment_method", q.PaymentMethod},
+		{"returns_payment_with_id", p.ReturnsPaymentWithID}, {"returned_by_payment_with_id", p.ReturnedByPaymentWithID},
+		{"crypto_transaction_id", p.CryptoTransactionID}, {"liquidation_id", p.LiquidationDetails.ID},
+		{"liquidation_status", p.LiquidationDetails.Status}, {"liquidation_failure_reason", p.LiquidationDetails.FailureReason},
+		{"fee_nodes", p.Contract.FeeInfo.Nodes},
+	} {
+		b.set(f.name, f.v)
+	}
+	return nil
 }
 
 // sweptPaymentRow flattens one payment of the label sweep.
