@@ -120,13 +120,14 @@ func stageRecords(ctx context.Context, conn *sql.Conn, name string, schema *arro
 }
 
 // appendRecords runs query on recs, registered as the view name_arrow.
-func appendRecords(ctx context.Context, conn *sql.Conn, name string, schema *arrow.Schema, recs []arrow.RecordBatch, query string) error {
+func appendRecords(ctx context.Context, conn *sql.Conn, name string, schema *arrow.Schema, recs []arrow.RecordBatch,
+	query string, args ...sql.NamedArg) error {
 	r, err := array.NewRecordReader(schema, recs)
 	if err != nil {
 		return err
 	}
 	defer r.Release()
-	return execOnReader(ctx, conn, name, r, query)
+	return execOnReader(ctx, conn, name, r, query, args...)
 }
 
 // execOnReader registers r with the driver as the view name_arrow and runs
