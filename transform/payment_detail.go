@@ -2,6 +2,7 @@ package transform
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -93,7 +94,7 @@ var fxColumns = [...]struct{ field, col string }{{"rate", "fx_rate"}, {"base_cur
 
 // paymentChunk is how many payment pages are appended at a time: it bounds
 // the memory of a large load (the children are several rows a payment).
-const paymentChunk = 200
+const paymentChunk = 100
 
 // paymentParsers is how many goroutines parse a chunk's pages (page k goes
 // to parser k mod paymentParsers).
@@ -166,6 +167,10 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 			return nil, fmt.Errorf("load payments: %w", err)
 		}
 	}
+	// A chunk is appended while the parsers read the next one: DuckDB's
+	// appends leave part of a core the parse can use.
+	appended := make(chan error, 1)
+	appended <- nil
 	for start := 0; start < len(files); start += paymentChunk {
 		end := min(start+paymentChunk, len(files))
 		var g errgroup.Group
@@ -184,12 +189,21 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 				return nil
 			})
 		}
-		if err := g.Wait(); err != nil {
+		perr, aerr := g.Wait(), <-appended
+		if err := cmp.Or(perr, aerr); err != nil {
 			return nil, err
 		}
-		if err := l.appendPayments(ctx, conn, parsers); err != nil {
-			return nil, err
+		recs := make([][]arrow.RecordBatch, len(paymentTables))
+		for i := range paymentTables {
+			for _, p := range parsers {
+				recs[i] = append(recs[i], p.recs[i]...)
+				p.recs[i] = nil
+			}
 		}
+		go func() { appended <- l.appendPayments(ctx, conn, parsers[0].bs, recs) }()
+	}
+	if err := <-appended; err != nil {
+		return nil, err
 	}
 	var bad []quarantined
 	for i := range paymentTables {
@@ -221,25 +235,21 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 	return stats, tx.Commit()
 }
 
-// appendPayments appends the rows the parsers hold to their tables, and
-// releases them.
-func (l *Loader) appendPayments(ctx context.Context, conn *sql.Conn, parsers []*paymentParser) error {
-	for i, t := range paymentTables {
-		var recs []arrow.RecordBatch
-		for _, p := range parsers {
-			recs = append(recs, p.recs[i]...)
-		}
-		into := *t
-		into.Keep = "" // every row; replacePaymentsSQL keeps one copy of a payment
-		err := appendRecords(ctx, conn, "stage_"+t.Name, parsers[0].bs[i].schema, recs,
-			insertSQL(&into, "stage_"+t.Name+"_arrow"), sql.Named("run_id", l.runID))
-		for _, p := range parsers {
-			for _, r := range p.recs[i] {
+// appendPayments appends each table's records (recs, by table of
+// paymentTables; bs are builders of them) to the table, and releases them.
+func (l *Loader) appendPayments(ctx context.Context, conn *sql.Conn, bs []*builder, recs [][]arrow.RecordBatch) error {
+	defer func() {
+		for _, rs := range recs {
+			for _, r := range rs {
 				r.Release()
 			}
-			p.recs[i] = p.recs[i][:0]
 		}
-		if err != nil {
+	}()
+	for i, t := range paymentTables {
+		into := *t
+		into.Keep = "" // every row; replacePaymentsSQL keeps one copy of a payment
+		if err := appendRecords(ctx, conn, "stage_"+t.Name, bs[i].schema, recs[i],
+			insertSQL(&into, "stage_"+t.Name+"_arrow"), sql.Named("run_id", l.runID)); err != nil {
 			return err
 		}
 	}
