@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -125,13 +126,13 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 func liquidationFileRows(bs []*builder, file string, body []byte, listed map[string]bool) (*int64, error) {
 	items, isPage, err := LiquidationPage(body)
 	if !isPage {
-		return nil, liquidationRows(bs, pos{file: file, n: 1, path: "$"}, strings.TrimSuffix(path.Base(file), ".json"), body)
+		return nil, liquidationRows(bs, pos{file: file, n: 1, path: "$"}, strings.TrimSuffix(path.Base(file), ".json"), body, nil)
 	}
 	if err != nil {
 		return nil, unreadable(file, err)
 	}
 	for j, item := range items {
-		id, whole := listedLiquidation(item)
+		id, whole, m := listedLiquidation(item)
 		if id != "" {
 			if listed[id] {
 				continue // a repeat: the first occurrence is the record
@@ -142,7 +143,7 @@ func liquidationFileRows(bs []*builder, file string, body []byte, listed map[str
 			}
 		} // without an id, the item is rejected with its place
 		at := pos{file: file, n: int64(j + 1), path: fmt.Sprintf("$.results[%d]", j)}
-		if err := liquidationRows(bs, at, "", item); err != nil {
+		if err := liquidationRows(bs, at, "", item, m); err != nil {
 			return nil, err
 		}
 	}
@@ -167,28 +168,33 @@ func LiquidationPage(body []byte) (items []json.RawMessage, isPage bool, err err
 }
 
 // listedLiquidation is the id of a list item and whether it carries its
-// trade requests (an array), as extract reads it.
-func listedLiquidation(item json.RawMessage) (id string, whole bool) {
+// trade requests (an array), as extract reads it, and its fields (nil when
+// it is not an object).
+func listedLiquidation(item json.RawMessage) (id string, whole bool, m map[string]json.RawMessage) {
 	m, ok := object(item)
 	if !ok {
-		return "", false
+		return "", false, nil
 	}
 	if v, _ := jsonValue(m["id"]); v.set && !v.isJSON && strings.TrimSpace(v.s) != "" {
 		id = v.s
 	}
 	tr := bytes.TrimSpace(m["trade_requests"])
-	return id, len(tr) > 0 && tr[0] == '['
+	return id, len(tr) > 0 && tr[0] == '[', m
 }
 
 // liquidationRows flattens one liquidation at at into its row, its trades
 // and their executions; id is its id when the document does not say. A bad
 // liquidation is rejected whole (its trades with it); a bad trade is
 // rejected with its executions; a bad execution alone. Every rejected row
-// keeps the liquidation's id, so a reload replaces it.
-func liquidationRows(bs []*builder, at pos, id string, body []byte) error {
+// keeps the liquidation's id, so a reload replaces it. m is body's fields
+// when the caller has them, nil otherwise.
+func liquidationRows(bs []*builder, at pos, id string, body []byte, m map[string]json.RawMessage) error {
 	lb, tb, eb := bs[0], bs[1], bs[2]
 	file := at.file
-	m, isObject := object(body)
+	isObject := m != nil
+	if !isObject {
+		m, isObject = object(body)
+	}
 	if isObject {
 		if v, _ := jsonValue(m["id"]); v.set && !v.isJSON && strings.TrimSpace(v.s) != "" {
 			id = v.s
@@ -199,8 +205,7 @@ func liquidationRows(bs []*builder, at pos, id string, body []byte) error {
 		if !isObject {
 			return errors.New("not a JSON object")
 		}
-		if err := lb.setFields(m, shape{renames: map[string]string{"id": "liquidation_id"},
-			skip: append([]string{"trade_requests"}, liquidationParts...)}); err != nil {
+		if err := lb.setFields(m, liquidationShape); err != nil {
 			return err
 		}
 		for _, part := range liquidationParts {
@@ -209,7 +214,8 @@ func liquidationRows(bs []*builder, at pos, id string, body []byte) error {
 			}
 		}
 		if tr, ok := m["trade_requests"]; ok && string(tr) != "null" {
-			if err := decodeJSON(tr, &trades); err != nil {
+			var err error
+			if trades, err = elements(tr); err != nil {
 				return errors.New("trade_requests is not an array")
 			}
 		}
@@ -224,8 +230,7 @@ func liquidationRows(bs []*builder, at pos, id string, body []byte) error {
 	parent := map[string]value{"liquidation_id": textValue(id)}
 	for j, tr := range trades {
 		tp := fmt.Sprintf("%s.trade_requests[%d]", at.path, j)
-		t, err := tb.element(pos{file: file, n: int64(j + 1), path: tp}, tr,
-			shape{renames: map[string]string{"id": "trade_id"}, skip: []string{"trade_executions"}}, parent)
+		t, err := tb.element(pos{file: file, n: int64(j + 1), path: tp}, tr, tradeShape, parent)
 		if err != nil || t == nil {
 			return err
 		}
@@ -233,8 +238,8 @@ func liquidationRows(bs []*builder, at pos, id string, body []byte) error {
 		if !ok || string(ex) == "null" {
 			continue
 		}
-		var execs []json.RawMessage
-		if err := decodeJSON(ex, &execs); err != nil {
+		execs, err := elements(ex)
+		if err != nil {
 			eb.reject(quarantined{file: file, line: int64(j + 1), path: tp + ".trade_executions", key: id,
 				reason: "trade_executions is not an array", raw: string(ex)})
 			continue
@@ -243,13 +248,39 @@ func liquidationRows(bs []*builder, at pos, id string, body []byte) error {
 		keys := map[string]value{"liquidation_id": textValue(id), "trade_id": tradeID}
 		for k, e := range execs {
 			at := pos{file: file, n: int64(k + 1), path: fmt.Sprintf("%s.trade_executions[%d]", tp, k)}
-			if _, err := eb.element(at, e, shape{renames: map[string]string{"id": "execution_id"}}, keys); err != nil {
+			if _, err := eb.element(at, e, executionShape, keys); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
 }
+
+// The shapes of a liquidation, its trade requests and their executions.
+var (
+	liquidationShape = shape{renames: map[string]string{"id": "liquidation_id"},
+		skip: append([]string{"trade_requests"}, liquidationParts...)}
+	tradeShape     = shape{renames: map[string]string{"id": "trade_id"}, skip: []string{"trade_executions"}}
+	executionShape = shape{renames: map[string]string{"id": "execution_id"}}
+)
+
+// elements are the elements of a JSON array, split by the scanner (no
+// copies) or decoded; an error when raw is not an array (null is none).
+func elements(raw json.RawMessage) ([]json.RawMessage, error) {
+	var items []json.RawMessage
+	if ok, _ := scanArray(bytes.TrimSpace(raw), func(_ int, e json.RawMessage) error {
+		items = append(items, e)
+		return nil
+	}); ok {
+		return items, nil
+	}
+	return items, decodeJSON(raw, &items)
+}
+
+// partColumns caches the column of a part's field (setPart).
+var partColumns sync.Map // partField → string
+
+type partField struct{ part, field string }
 
 // setPart flattens a nested object of a liquidation into columns named
 // <part>_<snake_case field>; its unknown fields go to extra as part.field.
@@ -266,7 +297,11 @@ func (b *builder) setPart(part string, raw json.RawMessage) error {
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", part, k, err)
 		}
-		if !b.set(part+"_"+snake(k), val) {
+		col, ok := partColumns.Load(partField{part, k})
+		if !ok {
+			col, _ = partColumns.LoadOrStore(partField{part, k}, part+"_"+snake(k))
+		}
+		if !b.set(col.(string), val) {
 			b.setExtra(part+"."+k, v)
 		}
 	}
