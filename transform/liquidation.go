@@ -80,12 +80,22 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 			return nil, fmt.Errorf("liquidation %s: %w", f.Path, err)
 		}
 	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	last, err := lastRowids(ctx, tx, liquidationTables)
+	if err != nil {
+		return nil, fmt.Errorf("load liquidations: %w", err)
+	}
 	var bad []quarantined
 	for i, t := range liquidationTables {
 		if err := bs[i].finish(); err != nil {
 			return nil, err
 		}
-		if err := stageRecords(ctx, conn, "stage_"+t.Name, bs[i].schema, recs[i]); err != nil {
+		if err := appendRecords(ctx, conn, "stage_"+t.Name, bs[i].schema, recs[i], insertSQL(t, "stage_"+t.Name+"_arrow"),
+			sql.Named("run_id", l.runID)); err != nil {
 			return nil, err
 		}
 		bad = append(bad, bs[i].bad...)
@@ -97,21 +107,14 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 	if err := stageRecord(ctx, conn, bad, stats); err != nil {
 		return nil, err
 	}
-
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
 	args := []any{sql.Named("source", raw.SourceLiquidation), sql.Named("run_id", l.runID),
 		sql.Named("account", nil), sql.Named("report_id", nil)}
-	ids := `(SELECT liquidation_id FROM stage_liquidations UNION SELECT record_key FROM stage_quarantine)`
+	// The chunk's rows went straight into their tables; the rows there
+	// before (rowid up to last) of a liquidation it brings are replaced.
+	ids := fmt.Sprintf(`(SELECT liquidation_id FROM liquidations WHERE rowid > %d UNION SELECT record_key FROM stage_quarantine)`, last[0])
 	stmts := []string{`DELETE FROM quarantine WHERE source = $source AND record_key IN ` + ids}
-	for _, t := range liquidationTables {
-		stmts = append(stmts, fmt.Sprintf(`DELETE FROM %s WHERE liquidation_id IN %s`, t.Name, ids))
-	}
-	for _, t := range liquidationTables {
-		stmts = append(stmts, insertSQL(t, "stage_"+t.Name))
+	for i, t := range liquidationTables {
+		stmts = append(stmts, fmt.Sprintf(`DELETE FROM %s WHERE rowid <= %d AND liquidation_id IN %s`, t.Name, last[i], ids))
 	}
 	if err := execAll(ctx, tx, args, append(stmts, recordFilesSQL...)...); err != nil {
 		return nil, fmt.Errorf("load liquidations: %w", err)

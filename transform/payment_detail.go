@@ -159,13 +159,9 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 		return nil, err
 	}
 	defer tx.Rollback()
-	// Appended rows get rowids above every one their table held (last):
-	// that tells them from the rows they replace, as a report load does.
-	last := make([]int64, len(paymentTables))
-	for i, t := range paymentTables {
-		if err := tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT coalesce(max(rowid), -1) FROM %s`, t.Name)).Scan(&last[i]); err != nil {
-			return nil, fmt.Errorf("load payments: %w", err)
-		}
+	last, err := lastRowids(ctx, tx, paymentTables)
+	if err != nil {
+		return nil, fmt.Errorf("load payments: %w", err)
 	}
 	// A chunk is appended while the parsers read the next one: DuckDB's
 	// appends leave part of a core the parse can use.

@@ -37,12 +37,12 @@ func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f raw
 	}
 	defer tx.Rollback()
 	// The file's rows go straight into the table (one copy, no stage table);
-	// they are told from the rows already there by their rowid: DuckDB gives
-	// appended rows ids above every id the table holds ($last).
-	var last int64
-	if err := tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT coalesce(max(rowid), -1) FROM %s`, t.Name)).Scan(&last); err != nil {
+	// they are told from the rows already there by their rowid ($last).
+	lasts, err := lastRowids(ctx, tx, []*Table{t})
+	if err != nil {
 		return st, err
 	}
+	last := lasts[0]
 	if err := streamRows(ctx, conn, "stage", b, produce, insertSQL(t, "stage_arrow"),
 		sql.Named("report_id", f.ReportID)); err != nil {
 		return st, fmt.Errorf("read %s: %w", f.Path, err)
