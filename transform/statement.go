@@ -59,11 +59,22 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []raw.
 	if err != nil {
 		return nil, fmt.Errorf("statement %s generated_at: %w", first.Path, unreadable(first.Path, err))
 	}
-	account := textValue(first.Account)
+	account := map[string]value{"account": textValue(first.Account)}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	// The entries go straight into their table; the rows there before
+	// (rowid up to $last) that they replace are deleted after.
+	last, err := lastRowids(ctx, tx, []*Table{&StatementEntries})
+	if err != nil {
+		return nil, fmt.Errorf("load statement %s: %w", first.Path, err)
+	}
 	var total int64
 	b := newBuilder(&StatementEntries, nil)
 	defer b.release()
-	err = stageRows(ctx, conn, "stage", b, func(b *builder) error {
+	err = streamRows(ctx, conn, "stage", b, func(b *builder) error {
 		for _, p := range pages {
 			page := head
 			if p.Path != first.Path {
@@ -73,14 +84,14 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []raw.
 			}
 			for j, raw := range page.Transactions.Content {
 				at := pos{file: p.Path, n: int64(j + 1), path: fmt.Sprintf("$.transactions.content[%d]", j)}
-				if _, err := b.element(at, raw, shape{}, map[string]value{"account": account}); err != nil {
+				if _, err := b.element(at, raw, shape{}, account); err != nil {
 					return err
 				}
 				total++
 			}
 		}
 		return nil
-	})
+	}, insertSQL(&StatementEntries, "stage_arrow"), sql.Named("run_id", l.runID))
 	if err != nil {
 		return nil, fmt.Errorf("read statement %s: %w", first.Path, err)
 	}
@@ -88,18 +99,11 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []raw.
 	if err := stageRecord(ctx, conn, b.bad, stats); err != nil {
 		return nil, err
 	}
-
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
 	args := append(windowArgs(first), sql.Named("account", first.Account), sql.Named("source", raw.SourceStatement),
-		sql.Named("run_id", l.runID), sql.Named("report_id", nil))
+		sql.Named("run_id", l.runID), sql.Named("report_id", nil), sql.Named("last", last[0]))
 	if err := execAll(ctx, tx, args,
-		`DELETE FROM statement_entries WHERE account = $account AND ((created_at >= $start AND created_at < $end)
-			OR transaction_id IN (SELECT transaction_id FROM stage))`,
-		insertSQL(&StatementEntries, "stage"),
+		`DELETE FROM statement_entries WHERE rowid <= $last AND account = $account AND ((created_at >= $start AND created_at < $end)
+			OR transaction_id IN (SELECT transaction_id FROM statement_entries WHERE rowid > $last))`,
 		`DELETE FROM statements WHERE account = $account AND start_datetime >= $start AND end_datetime <= $end`,
 		`DELETE FROM quarantine WHERE source = $source AND account = $account AND window_from >= $from AND window_to <= $to`,
 	); err != nil {
