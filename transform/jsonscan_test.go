@@ -2,6 +2,7 @@ package transform
 
 import (
 	"encoding/json"
+	"recon/extract/raw"
 	"reflect"
 	"testing"
 
@@ -62,4 +63,52 @@ func FuzzScan(f *testing.F) {
 			t.Fatalf("scanArray(%q) accepted invalid JSON", in)
 		}
 	})
+}
+
+// TestScanContentMatchesDecoding checks that the items scanContent splits
+// are those raw.Content.Items decodes, and that it leaves to decoding every
+// page decoding reads otherwise or refuses.
+func TestScanContentMatchesDecoding(t *testing.T) {
+	for _, tc := range []struct {
+		page    string
+		scanned bool
+	}{
+		{`{"content":[{"a":1}, 2 ,"x"],"last":true,"number":0,"totalElements":3}`, true},
+		{" \n{\"first\": true, \"content\": [], \"last\": null, \"number\": -0, \"size\": {\"a\": [1]}}\n", true},
+		{`{"content":[{"a":"\u00e9"}],"results":null,"totalElements":123456789012345678}`, true},
+		{`{"content":[1],"results":[{"b":2}]}`, true},
+		{`{"content":null,"last":true}`, false},
+		{`{"last":true}`, false},
+		{`{"content":{"a":1}}`, false},
+		{`{"content":[1],"content":[2]}`, false},
+		{`{"Content":[1]}`, false},
+		{`{"content":[1],"Last":true}`, false},
+		{`{"content":[1],"last":"yes"}`, false},
+		{`{"content":[1],"number":1.5}`, false},
+		{`{"content":[1],"number":1e2}`, false},
+		{`{"content":[1],"totalElements":1234567890123456789012}`, false},
+		{`{"content":[1],"results":{}}`, false},
+		{`{"conte\u006et":[1]}`, false},
+		{`{"content":[1,]}`, false},
+		{`{"content":[1]} x`, false},
+		{`[{"content":[1]}]`, false},
+	} {
+		items, ok := scanContent([]byte(tc.page))
+		if ok != tc.scanned {
+			t.Errorf("scanContent(%s) ok = %v, want %v", tc.page, ok, tc.scanned)
+			continue
+		}
+		want, err := raw.Content.Items([]byte(tc.page))
+		if ok && (err != nil || !reflect.DeepEqual(rawStrings(items), rawStrings(want))) {
+			t.Errorf("scanContent(%s) = %q, decoding %q (%v)", tc.page, rawStrings(items), rawStrings(want), err)
+		}
+	}
+}
+
+func rawStrings(items []json.RawMessage) []string {
+	out := make([]string, len(items))
+	for i, e := range items {
+		out[i] = string(e)
+	}
+	return out
 }

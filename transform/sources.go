@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -170,8 +171,70 @@ func readPage(path, file string) ([]json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	if items, ok := scanContent(body); ok {
+		return items, nil
+	}
 	items, err := raw.Content.Items(body)
 	return items, unreadable(file, err)
+}
+
+// contentFields are the fields of a page envelope (raw.Content) that
+// decoding it reads, and the first bytes their values may start with.
+var contentFields = []struct{ name, starts string }{
+	{"content", "["}, {"results", "[n"}, {"last", "tfn"}, {"number", "-0123456789n"}, {"totalElements", "-0123456789n"},
+}
+
+// scanContent splits the items of a server API page in one pass of the
+// strict scanner, without copying them; ok is false for a page it cannot
+// read as decoding it would (raw.Content.Items reads those): a content
+// that is not an array, an envelope field twice, in another case or of
+// another kind (a number that is not a plain integer of up to 18 digits).
+func scanContent(body []byte) ([]json.RawMessage, bool) {
+	b := bytes.TrimSpace(body)
+	if len(b) < 2 || b[0] != '{' {
+		return nil, false
+	}
+	items := make([]json.RawMessage, 0, 100)
+	seen := make([]bool, len(contentFields))
+	end, ok := scanSeq(b, 1, '}', func(j int) (int, bool) {
+		key, start, ok := scanKey(b, j)
+		if !ok || !plainKey(key) || start >= len(b) {
+			return 0, false
+		}
+		f := -1
+		for i, cf := range contentFields {
+			if string(key) == cf.name {
+				f = i
+			} else if strings.EqualFold(string(key), cf.name) {
+				return 0, false
+			}
+		}
+		if f < 0 {
+			return scanValue(b, start, 0)
+		}
+		if seen[f] || !strings.ContainsRune(contentFields[f].starts, rune(b[start])) {
+			return 0, false
+		}
+		seen[f] = true
+		switch contentFields[f].name {
+		case "content":
+			return scanSeq(b, start+1, ']', func(i int) (int, bool) {
+				end, ok := scanValue(b, i, 1)
+				if ok {
+					items = append(items, json.RawMessage(b[i:end:end]))
+				}
+				return end, ok
+			})
+		case "number", "totalElements":
+			end, ok := scanValue(b, start, 0)
+			if v := string(b[start:end]); ok && v != "null" && (len(v) > 18 || strings.ContainsAny(v, ".eE")) {
+				return 0, false
+			}
+			return end, ok
+		}
+		return scanValue(b, start, 0)
+	})
+	return items, ok && end == len(b) && seen[0]
 }
 
 // loadKeyed loads all pages of a keyed source (transfers, fees, the label
