@@ -92,7 +92,7 @@ var movementShape = shape{skip: []string{"fx_rate"}}
 var fxColumns = [...]struct{ field, col string }{{"rate", "fx_rate"}, {"base_currency_code", "fx_base_currency"},
 	{"counter_currency_code", "fx_counter_currency"}, {"type", "fx_type"}}
 
-// paymentChunk is how many payment pages are appended at a time: it bounds
+// paymentChunk is how many payment pages are staged at a time: it bounds
 // the memory of a large load (the children are several rows a payment).
 const paymentChunk = 100
 
@@ -146,24 +146,17 @@ func (p *paymentParser) page(l *Loader, f raw.File) error {
 }
 
 // loadPayments loads all pages of payments, with their children, in one
-// transaction: the rows go straight into their tables, and every payment
-// brought replaces its rows there and its children.
+// transaction: every payment brought replaces its row and its children.
+// The rows are staged first: appended straight into their tables, a
+// hundred chunks in one transaction ran out of DuckDB's 512 MB at a
+// million payments.
 func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
 	parsers := make([]*paymentParser, paymentParsers)
 	for w := range parsers {
 		parsers[w] = newPaymentParser()
 		defer parsers[w].release()
 	}
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	last, err := lastRowids(ctx, tx, paymentTables)
-	if err != nil {
-		return nil, fmt.Errorf("load payments: %w", err)
-	}
-	// A chunk is appended while the parsers read the next one: DuckDB's
+	// A chunk is staged while the parsers read the next one: DuckDB's
 	// appends leave part of a core the parse can use.
 	appended := make(chan error, 1)
 	appended <- nil
@@ -196,7 +189,7 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 				p.recs[i] = nil
 			}
 		}
-		go func() { appended <- l.appendPayments(ctx, conn, parsers[0].bs, recs) }()
+		go func(first bool) { appended <- l.stagePayments(ctx, conn, parsers[0].bs, recs, first) }(start == 0)
 	}
 	if err := <-appended; err != nil {
 		return nil, err
@@ -217,12 +210,16 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 	}
 	args := []any{sql.Named("source", raw.SourcePayment), sql.Named("run_id", l.runID),
 		sql.Named("account", nil), sql.Named("report_id", nil)}
-	var once bool // no payment appended twice: every appended row is kept
-	if err := tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) = count(DISTINCT payment_id) FROM payments WHERE rowid > %d`,
-		last[0])).Scan(&once); err != nil {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var once bool // no payment staged twice: every staged row is kept, without ranking copies
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) = count(DISTINCT payment_id) FROM stage_payments`).Scan(&once); err != nil {
 		return nil, fmt.Errorf("load payments: %w", err)
 	}
-	stmts := replacePaymentsSQL(last, once)
+	stmts := replacePaymentsSQL(once)
 	stmts = append(stmts, `DELETE FROM quarantine q USING stage_files f
 		WHERE q.source = $source AND q.window_from >= f.window_from AND q.window_to <= f.window_to`)
 	if err := execAll(ctx, tx, args, append(stmts, recordFilesSQL...)...); err != nil {
@@ -231,9 +228,10 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 	return stats, tx.Commit()
 }
 
-// appendPayments appends each table's records (recs, by table of
-// paymentTables; bs are builders of them) to the table, and releases them.
-func (l *Loader) appendPayments(ctx context.Context, conn *sql.Conn, bs []*builder, recs [][]arrow.RecordBatch) error {
+// stagePayments appends each table's records (recs, by table of
+// paymentTables; bs are builders of them) to its stage table, created by
+// the first chunk, and releases them.
+func (l *Loader) stagePayments(ctx context.Context, conn *sql.Conn, bs []*builder, recs [][]arrow.RecordBatch, first bool) error {
 	defer func() {
 		for _, rs := range recs {
 			for _, r := range rs {
@@ -242,36 +240,43 @@ func (l *Loader) appendPayments(ctx context.Context, conn *sql.Conn, bs []*build
 		}
 	}()
 	for i, t := range paymentTables {
-		into := *t
-		into.Keep = "" // every row; replacePaymentsSQL keeps one copy of a payment
-		if err := appendRecords(ctx, conn, "stage_"+t.Name, bs[i].schema, recs[i],
-			insertSQL(&into, "stage_"+t.Name+"_arrow"), sql.Named("run_id", l.runID)); err != nil {
+		q := fmt.Sprintf(`INSERT INTO stage_%[1]s SELECT * FROM stage_%[1]s_arrow`, t.Name)
+		if first {
+			q = fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE stage_%[1]s AS SELECT * FROM stage_%[1]s_arrow`, t.Name)
+		}
+		if err := appendRecords(ctx, conn, "stage_"+t.Name, bs[i].schema, recs[i], q); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// replacePaymentsSQL removes what the payments appended (rowid above last,
-// by table) replace: the rows there before of every payment brought, and,
-// unless no payment was appended twice (once), every copy of a payment but
-// the one kept (Payments.Keep) with its children.
-func replacePaymentsSQL(last []int64, once bool) []string {
-	ids := fmt.Sprintf(`(SELECT payment_id FROM payments WHERE rowid > %d)`, last[0])
+// replacePaymentsSQL replaces the staged payments and their children: the
+// copy of a payment kept (Payments.Keep) with its own children only, or,
+// when no payment was staged twice (once), every staged row as it is.
+func replacePaymentsSQL(once bool) []string {
+	ids := `(SELECT payment_id FROM stage_payments)`
 	stmts := []string{`DELETE FROM quarantine WHERE source = $source AND record_key IN (SELECT record_key FROM stage_quarantine)`,
 		`DELETE FROM quarantine WHERE source = $source AND record_key IN ` + ids}
-	for i, t := range paymentTables {
-		stmts = append(stmts, fmt.Sprintf(`DELETE FROM %s WHERE rowid <= %d AND payment_id IN %s`, t.Name, last[i], ids))
+	for _, t := range paymentTables {
+		stmts = append(stmts, fmt.Sprintf(`DELETE FROM %s WHERE payment_id IN %s`, t.Name, ids))
 	}
 	if once {
+		p := Payments
+		p.Keep = ""
+		stmts = append(stmts, insertSQL(&p, "stage_payments"))
+		for _, t := range paymentTables[1:] {
+			stmts = append(stmts, insertSQL(t, "stage_"+t.Name))
+		}
 		return stmts
 	}
-	stmts = append(stmts, fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE stage_kept AS SELECT payment_id, _file, _line
-		FROM (SELECT *, source_file AS _file, source_line AS _line FROM payments WHERE rowid > %d)
-		QUALIFY row_number() OVER (PARTITION BY payment_id ORDER BY %s) = 1`, last[0], Payments.Keep))
-	for i, t := range paymentTables {
-		stmts = append(stmts, fmt.Sprintf(`DELETE FROM %[1]s t WHERE t.rowid > %[2]d AND NOT EXISTS (SELECT 1 FROM stage_kept k
-			WHERE k.payment_id = t.payment_id AND k._file = t.source_file AND k._line = t.source_line)`, t.Name, last[i]))
+	stmts = append(stmts, insertSQL(&Payments, "stage_payments"))
+	// The children of the payment row kept, and of no other copy of it.
+	stmts = append(stmts, `CREATE OR REPLACE TEMP TABLE stage_kept AS SELECT payment_id, _file, _line FROM stage_payments
+		QUALIFY row_number() OVER (PARTITION BY payment_id ORDER BY `+Payments.Keep+`) = 1`)
+	for _, t := range paymentTables[1:] {
+		stmts = append(stmts, insertSQL(t, fmt.Sprintf(`(SELECT c.* FROM stage_%s c SEMI JOIN stage_kept k
+			ON k.payment_id = c.payment_id AND k._file = c._file AND k._line = c._line)`, t.Name)))
 	}
 	return stmts
 }
