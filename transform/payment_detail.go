@@ -189,7 +189,7 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 				p.recs[i] = nil
 			}
 		}
-		go func(first bool) { appended <- l.stagePayments(ctx, conn, parsers[0].bs, recs, first) }(start == 0)
+		go func(first bool) { appended <- stagePayments(ctx, conn, parsers[0].bs, recs, first) }(start == 0)
 	}
 	if err := <-appended; err != nil {
 		return nil, err
@@ -208,13 +208,13 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 	if err := stageRecord(ctx, conn, bad, stats); err != nil {
 		return nil, err
 	}
-	args := []any{sql.Named("source", raw.SourcePayment), sql.Named("run_id", l.runID),
-		sql.Named("account", nil), sql.Named("report_id", nil)}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
+	args := []any{sql.Named("source", raw.SourcePayment), sql.Named("run_id", l.runID),
+		sql.Named("account", nil), sql.Named("report_id", nil)}
 	var once bool // no payment staged twice: every staged row is kept, without ranking copies
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) = count(DISTINCT payment_id) FROM stage_payments`).Scan(&once); err != nil {
 		return nil, fmt.Errorf("load payments: %w", err)
@@ -231,7 +231,7 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 // stagePayments appends each table's records (recs, by table of
 // paymentTables; bs are builders of them) to its stage table, created by
 // the first chunk, and releases them.
-func (l *Loader) stagePayments(ctx context.Context, conn *sql.Conn, bs []*builder, recs [][]arrow.RecordBatch, first bool) error {
+func stagePayments(ctx context.Context, conn *sql.Conn, bs []*builder, recs [][]arrow.RecordBatch, first bool) error {
 	defer func() {
 		for _, rs := range recs {
 			for _, r := range rs {
