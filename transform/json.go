@@ -74,6 +74,23 @@ func object(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 	return m, true
 }
 
+// elements are the elements of a JSON array, split by the scanner (no
+// copies) or decoded; null or absent is none, and anything else an error.
+func elements(raw json.RawMessage) ([]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if ok, _ := scanArray(raw, func(_ int, e json.RawMessage) error {
+		items = append(items, e)
+		return nil
+	}); ok {
+		return items, nil
+	}
+	return items, decodeJSON(raw, &items)
+}
+
 // shape says how the fields of a JSON object map onto a table: renames
 // before Table.Canonical, and nested fields the caller flattens itself.
 type shape struct {

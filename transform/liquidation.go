@@ -85,12 +85,12 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 		return nil, err
 	}
 	defer tx.Rollback()
-	last, err := lastRowids(ctx, tx, liquidationTables)
-	if err != nil {
-		return nil, fmt.Errorf("load liquidations: %w", err)
-	}
+	last := make([]int64, len(liquidationTables))
 	var bad []quarantined
 	for i, t := range liquidationTables {
+		if last[i], err = lastRowid(ctx, tx, t); err != nil {
+			return nil, fmt.Errorf("load liquidations: %w", err)
+		}
 		if err := bs[i].finish(); err != nil {
 			return nil, err
 		}
@@ -266,19 +266,6 @@ var (
 	tradeShape     = shape{renames: map[string]string{"id": "trade_id"}, skip: []string{"trade_executions"}}
 	executionShape = shape{renames: map[string]string{"id": "execution_id"}}
 )
-
-// elements are the elements of a JSON array, split by the scanner (no
-// copies) or decoded; an error when raw is not an array (null is none).
-func elements(raw json.RawMessage) ([]json.RawMessage, error) {
-	var items []json.RawMessage
-	if ok, _ := scanArray(bytes.TrimSpace(raw), func(_ int, e json.RawMessage) error {
-		items = append(items, e)
-		return nil
-	}); ok {
-		return items, nil
-	}
-	return items, decodeJSON(raw, &items)
-}
 
 // partColumns caches the column of a part's field (setPart).
 var partColumns sync.Map // partField → string

@@ -253,17 +253,12 @@ func insertSQL(t *Table, stage string) string {
 	return q
 }
 
-// lastRowids are the highest rowid of each table (-1 when empty). Rows
-// appended after get higher ones: that tells them from the rows they
-// replace, as a report load does.
-func lastRowids(ctx context.Context, tx *sql.Tx, tables []*Table) ([]int64, error) {
-	last := make([]int64, len(tables))
-	for i, t := range tables {
-		if err := tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT coalesce(max(rowid), -1) FROM %s`, t.Name)).Scan(&last[i]); err != nil {
-			return nil, err
-		}
-	}
-	return last, nil
+// lastRowid is the highest rowid of table t (-1 when empty). Rows appended
+// after get higher ones: that tells them from the rows they replace.
+func lastRowid(ctx context.Context, tx *sql.Tx, t *Table) (int64, error) {
+	var last int64
+	err := tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT coalesce(max(rowid), -1) FROM %s`, t.Name)).Scan(&last)
+	return last, err
 }
 
 // execAll runs statements in a transaction, with the same named arguments.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	gojson "github.com/goccy/go-json"
 	"golang.org/x/sync/errgroup"
 
 	"recon/extract/raw"
@@ -395,13 +394,13 @@ func scanPayment(b []byte) (paymentDoc, bool) {
 	obj = func(i int, name string, depth int) (int, bool) {
 		m := make(map[string]json.RawMessage, 16)
 		objs[name] = m
-		known, nested := paymentFieldSet[name], paymentNested[name]
+		nested := paymentNested[name]
 		return scanSeq(b, i+1, '}', func(j int) (int, bool) {
 			key, start, ok := scanKey(b, j)
 			if !ok || !plainKey(key) {
 				return 0, false
 			}
-			if _, ok := known[string(key)]; !ok && foldsToKnown(key, paymentKnown[name]) {
+			if foldsToKnown(key, paymentKnown[name]) {
 				return 0, false
 			}
 			end := 0
@@ -447,8 +446,12 @@ func scanList(b []byte, i, depth int) ([]listed, int, bool) {
 	return items, end, ok
 }
 
-// foldsToKnown reports whether key is a known field in another case.
+// foldsToKnown reports whether key is a known field in another case (and
+// not the field itself).
 func foldsToKnown(key []byte, known []string) bool {
+	if contains(known, string(key)) {
+		return false
+	}
 	for _, k := range known {
 		if strings.EqualFold(string(key), k) {
 			return true
@@ -471,16 +474,12 @@ var paymentKnown = map[string][]string{
 	"liquidation_details": {"id", "status", "failure_reason"},
 }
 
-// paymentFieldSet is paymentKnown as sets, and paymentNested names, by
-// object and key, the known objects nested in each ("contract" → "quote" →
-// "contract.quote").
-var paymentFieldSet, paymentNested = func() (map[string]map[string]struct{}, map[string]map[string]string) {
-	sets, nested := map[string]map[string]struct{}{}, map[string]map[string]string{}
-	for name, fields := range paymentKnown {
-		sets[name], nested[name] = map[string]struct{}{}, map[string]string{}
-		for _, f := range fields {
-			sets[name][f] = struct{}{}
-		}
+// paymentNested names, by object and key, the known objects nested in
+// each ("contract" → "quote" → "contract.quote").
+var paymentNested = func() map[string]map[string]string {
+	nested := map[string]map[string]string{}
+	for name := range paymentKnown {
+		nested[name] = map[string]string{}
 	}
 	for name := range paymentKnown {
 		if name != "" {
@@ -491,7 +490,7 @@ var paymentFieldSet, paymentNested = func() (map[string]map[string]struct{}, map
 			nested[parent][key] = name
 		}
 	}
-	return sets, nested
+	return nested
 }()
 
 // paymentRows adds one Payment to payments and its children to the child
@@ -650,19 +649,16 @@ func (f feeTotals) differ() bool {
 }
 
 // each calls fn with the path and text of every element of a JSON array
-// (and nil fields: fn splits an element itself); null or absent is no element, and anything else is ignored here (the
-// payment's extra keeps what is not an array).
+// (and nil fields: fn splits an element itself); null or absent is no
+// element, and anything else is ignored here (the payment's extra keeps
+// what is not an array).
 func each(raw json.RawMessage, path string, fn func(string, json.RawMessage, map[string]json.RawMessage) error) error {
-	call := func(i int, e json.RawMessage) error { return fn(path+"["+strconv.Itoa(i)+"]", e, nil) }
-	if ok, err := scanArray(bytes.TrimSpace(raw), call); ok {
-		return err
-	}
-	var items []json.RawMessage
-	if len(raw) == 0 || gojson.Unmarshal(raw, &items) != nil {
+	items, err := elements(raw)
+	if err != nil {
 		return nil
 	}
 	for i, e := range items {
-		if err := call(i, e); err != nil {
+		if err := fn(path+"["+strconv.Itoa(i)+"]", e, nil); err != nil {
 			return err
 		}
 	}

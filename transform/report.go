@@ -38,11 +38,10 @@ func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f raw
 	defer tx.Rollback()
 	// The file's rows go straight into the table (one copy, no stage table);
 	// they are told from the rows already there by their rowid ($last).
-	lasts, err := lastRowids(ctx, tx, []*Table{t})
+	last, err := lastRowid(ctx, tx, t)
 	if err != nil {
 		return st, err
 	}
-	last := lasts[0]
 	if err := streamRows(ctx, conn, "stage", b, produce, insertSQL(t, "stage_arrow"),
 		sql.Named("report_id", f.ReportID)); err != nil {
 		return st, fmt.Errorf("read %s: %w", f.Path, err)

@@ -67,7 +67,7 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []raw.
 	defer tx.Rollback()
 	// The entries go straight into their table; the rows there before
 	// (rowid up to $last) that they replace are deleted after.
-	last, err := lastRowids(ctx, tx, []*Table{&StatementEntries})
+	last, err := lastRowid(ctx, tx, &StatementEntries)
 	if err != nil {
 		return nil, fmt.Errorf("load statement %s: %w", first.Path, err)
 	}
@@ -100,7 +100,7 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []raw.
 		return nil, err
 	}
 	args := append(windowArgs(first), sql.Named("account", first.Account), sql.Named("source", raw.SourceStatement),
-		sql.Named("run_id", l.runID), sql.Named("report_id", nil), sql.Named("last", last[0]))
+		sql.Named("run_id", l.runID), sql.Named("report_id", nil), sql.Named("last", last))
 	if err := execAll(ctx, tx, args,
 		`DELETE FROM statement_entries WHERE rowid <= $last AND account = $account AND ((created_at >= $start AND created_at < $end)
 			OR transaction_id IN (SELECT transaction_id FROM statement_entries WHERE rowid > $last))`,
