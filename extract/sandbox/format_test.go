@@ -46,3 +46,51 @@ func TestFormatsAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoMatchesGenerated: a payment read from the memo is the one
+// generated afresh, injected breaks included, and is kept after its first read.
+func TestMemoMatchesGenerated(t *testing.T) {
+	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	s, err := New(Config{Seed: 3, Start: day, Days: 2, PaymentsPerDay: 500, BreaksPerDay: 40, Now: func() time.Time { return day.AddDate(0, 0, 3) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.memo) != 1000 {
+		t.Fatalf("memo of %d payments, want 1000", len(s.memo))
+	}
+	edited := 0
+	for d := s.start; d < s.start+s.days; d++ {
+		for i := range s.n {
+			p := s.payment(d, i)
+			if again := s.payment(d, i); again != p {
+				t.Fatalf("payment %d of day %d generated twice", i, d)
+			}
+			g := s.generate(d, i)
+			if (p.edit != nil) != (g.edit != nil) || p.ret != nil != (g.ret != nil) {
+				t.Fatalf("payment %d of day %d: memo edit %v ret %v, generated %v %v", i, d, p.edit != nil, p.ret != nil, g.edit != nil, g.ret != nil)
+			}
+			if p.edit != nil {
+				edited++
+			}
+			for _, v := range [][2]any{{s.apiPayment(p), s.apiPayment(g)}, {s.liquidation(p), s.liquidation(g)}, {rowValues(s.reconRows(p)), rowValues(s.reconRows(g))}} {
+				if got, want := mustJSON(v[0]), mustJSON(v[1]); !bytes.Equal(got, want) {
+					t.Fatalf("payment %d of day %d: memo\n%s\ngenerated\n%s", i, d, got, want)
+				}
+			}
+		}
+	}
+	if edited == 0 {
+		t.Error("no payment carries an injected break: the test checks nothing of them")
+	}
+	if m := newMemo(3, memoPayments/2); m != nil {
+		t.Errorf("memo of %d payments over the cap of %d", len(m), memoPayments)
+	}
+}
+
+func rowValues(rows []row) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.v
+	}
+	return out
+}

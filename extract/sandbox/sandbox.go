@@ -50,6 +50,7 @@ type Sandbox struct {
 	days     int64
 	n        int                   // payments per day
 	breaks   map[uint64]*injection // by dayKey
+	memo     memo                  // network.go: the generated payments, once the breaks are placed
 	returns  []uint64              // day keys of the payments with a return, in order (returns.go)
 	history  []uint64              // dayKeys of the labelled payments before the window (history.go)
 	anchor   time.Time             // Now at New: the as-of time of the truth
@@ -134,7 +135,8 @@ func New(cfg Config) (*Sandbox, error) {
 	s.anchor = s.now()
 	s.api.fees = s.fees()
 	s.injectBreaks()
-	s.generateWallets() // wallet.go, wallet_breaks.go: adds the wallet's truth
+	s.memo = newMemo(s.days, s.n) // after the breaks: they change the payments
+	s.generateWallets()           // wallet.go, wallet_breaks.go: adds the wallet's truth
 	s.planWebhooks()
 	s.routes()
 	for _, d := range cfg.Faults.Down {
