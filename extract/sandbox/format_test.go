@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"recon/extract"
 )
 
@@ -93,4 +95,27 @@ func rowValues(rows []row) [][]string {
 		out[i] = r.v
 	}
 	return out
+}
+
+// TestFixedMatchesStringFixed: fixed writes what StringFixed writes, on its
+// short path and off it (rounding, positive exponents, 18 digits and more).
+func TestFixedMatchesStringFixed(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	cases := []decimal.Decimal{decimal.Zero, decimal.New(0, -2), decimal.New(-5, -2), decimal.New(5, 3),
+		decimal.New(999_999_999_999_999_999, -2), decimal.New(-999_999_999_999_999_99, -6), decimal.RequireFromString("-0.000001"),
+		decimal.RequireFromString("123456789012345678901234.5")}
+	for range 20000 {
+		v := r.Int64N(1 << uint(r.IntN(63)))
+		if r.IntN(2) == 0 {
+			v = -v
+		}
+		cases = append(cases, decimal.New(v, int32(r.IntN(12)-9)))
+	}
+	for _, d := range cases {
+		for _, places := range []int32{0, 2, 6} {
+			if got, want := fixed(d, places), d.StringFixed(places); got != want {
+				t.Fatalf("fixed(%s, %d) = %s, want %s", d, places, got, want)
+			}
+		}
+	}
 }

@@ -108,7 +108,7 @@ func (p *payment) putPayment(r row) {
 	if p.out { // "sender only" fields
 		r.put("payment_method", p.method)
 		if p.odl {
-			r.put("fx_spot_rate", p.spot.StringFixed(6))
+			r.put("fx_spot_rate", fixed(p.spot, 6))
 			r.put("source_exchange", currencies[p.sender.currency].exchange)
 		}
 	} else if p.odl { // "receiver only"
@@ -218,7 +218,7 @@ func (s *Sandbox) failureRow(p *payment) row {
 	r.put("execution_result_type", "EXCHANGE_TRADE")
 	r.put("execution_timestamp", ts(p.failed))
 	r.put("fiat_adjusted_value", fiat(decimal.New(x.Int64N(201)-100, -2)))
-	r.put("fx_rate", rate.StringFixed(6))
+	r.put("fx_rate", fixed(rate, 6))
 	r.put("intermediary_delta", xrp(decimal.New(x.Int64N(20_001)-10_000, -6)))
 	r.put("transfer_currency", "XRP")
 	r.put("venue_id", venue(x, cur.exchange))

@@ -252,7 +252,7 @@ func (s *Sandbox) getWalletBalances(w http.ResponseWriter, r *http.Request) {
 			origin = "ETHEREUM"
 		}
 		out = append(out, balance{Symbol: k[0], Blockchain: k[1], Quantity: m[k].String(),
-			FiatValue: m[k].Mul(usdPrice[k[0]]).StringFixed(2), FiatCurrency: "USD", OriginChain: origin})
+			FiatValue: fiat(m[k].Mul(usdPrice[k[0]])), FiatCurrency: "USD", OriginChain: origin})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"wallet_id": x.id, "as_of": ts(at), "balances": out})
 }
