@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -114,6 +115,7 @@ func newPaymentParser() *paymentParser {
 	return p
 }
 
+// release frees the parser's builders and records; it may be called again.
 func (p *paymentParser) release() {
 	for i := range p.bs {
 		p.bs[i].release()
@@ -122,6 +124,7 @@ func (p *paymentParser) release() {
 		}
 		p.recs[i] = nil
 	}
+	p.bs = nil
 }
 
 // page adds the payments of one page, with their children.
@@ -204,6 +207,12 @@ func (l *Loader) loadPayments(ctx context.Context, conn *sql.Conn, files []raw.F
 		payments[w] = p.bs[0]
 	}
 	stats := fileStats(files, payments...) // the payments of each page; their children are not rows of the file
+	// The final inserts are DuckDB's peak: the parse's memory goes back to
+	// the system first, not when Go's scavenger gets to it.
+	for _, p := range parsers {
+		p.release()
+	}
+	debug.FreeOSMemory()
 	if err := stageRecord(ctx, conn, bad, stats); err != nil {
 		return nil, err
 	}
