@@ -68,7 +68,7 @@ func TestMemoMatchesGenerated(t *testing.T) {
 				t.Fatalf("payment %d of day %d generated twice", i, d)
 			}
 			g := s.generate(d, i)
-			if (p.edit != nil) != (g.edit != nil) || p.ret != nil != (g.ret != nil) {
+			if (p.edit != nil) != (g.edit != nil) || (p.ret != nil) != (g.ret != nil) {
 				t.Fatalf("payment %d of day %d: memo edit %v ret %v, generated %v %v", i, d, p.edit != nil, p.ret != nil, g.edit != nil, g.ret != nil)
 			}
 			if p.edit != nil {
