@@ -268,23 +268,43 @@ func appendTyped(f array.Builder, k Kind, v typed) {
 // extraJSON renders unknown fields as one JSON object, keys sorted.
 func extraJSON(m map[string]json.RawMessage) string {
 	keys := make([]string, 0, len(m))
-	for k := range m {
+	size := 2
+	for k, v := range m {
 		keys = append(keys, k)
+		size += len(k) + len(v) + 4
 	}
 	sort.Strings(keys)
 	var sb strings.Builder
+	sb.Grow(size)
 	sb.WriteByte('{')
 	for i, k := range keys {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
-		q, _ := json.Marshal(k) // a string always marshals
-		sb.Write(q)
+		if plainText(k) { // what json.Marshal writes, without its reflection
+			sb.WriteByte('"')
+			sb.WriteString(k)
+			sb.WriteByte('"')
+		} else {
+			q, _ := json.Marshal(k) // a string always marshals
+			sb.Write(q)
+		}
 		sb.WriteByte(':')
 		sb.Write(m[k])
 	}
 	sb.WriteByte('}')
 	return sb.String()
+}
+
+// plainText reports whether json.Marshal writes s as it is, in quotes:
+// printable ASCII that it neither escapes nor HTML-escapes.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // merge adds what another builder of the same table loaded and rejected.

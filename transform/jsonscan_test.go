@@ -2,6 +2,7 @@ package transform
 
 import (
 	"encoding/json"
+	"fmt"
 	"recon/extract/raw"
 	"reflect"
 	"testing"
@@ -111,4 +112,21 @@ func rawStrings(items []json.RawMessage) []string {
 		out[i] = string(e)
 	}
 	return out
+}
+
+// TestExtraJSONMatchesMarshal: the extras are the object encoding/json
+// writes (keys sorted and escaped as it escapes them), plain keys included.
+func TestExtraJSONMatchesMarshal(t *testing.T) {
+	m := map[string]json.RawMessage{}
+	for i, k := range []string{"a", "contract.quote.price_guarantee", "~ space", `quo"te`, `back\slash`, "<tag>",
+		"amp&", "tab\t", "ctrl\x01", "del\x7f", "é", "line\u2028sep", "bad\xff", ""} {
+		m[k] = json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))
+	}
+	want, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := extraJSON(m); got != string(want) {
+		t.Errorf("extraJSON:\n%s\nencoding/json:\n%s", got, want)
+	}
 }
