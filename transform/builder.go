@@ -281,7 +281,7 @@ func extraJSON(m map[string]json.RawMessage) string {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
-		if plainText(k) { // what json.Marshal writes, without its reflection
+		if marshalsAsIs(k) { // what json.Marshal writes, without its reflection
 			sb.WriteByte('"')
 			sb.WriteString(k)
 			sb.WriteByte('"')
@@ -296,9 +296,9 @@ func extraJSON(m map[string]json.RawMessage) string {
 	return sb.String()
 }
 
-// plainText reports whether json.Marshal writes s as it is, in quotes:
+// marshalsAsIs reports whether json.Marshal writes s as it is, in quotes:
 // printable ASCII that it neither escapes nor HTML-escapes.
-func plainText(s string) bool {
+func marshalsAsIs(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			return false

@@ -329,7 +329,8 @@ func fixed(d decimal.Decimal, places int32) string {
 		return d.StringFixed(places)
 	}
 	c, p := d.CoefficientInt64()*pow10[places+e], pow10[places]
-	b := make([]byte, 0, 24)
+	var buf [24]byte // 18 digits, a sign and a point: one allocation, the string
+	b := buf[:0]
 	if c < 0 {
 		b, c = append(b, '-'), -c
 	}
