@@ -148,11 +148,9 @@ func (b *builder) setExtra(name string, raw json.RawMessage) {
 func (b *builder) commit(file string, line int64) (string, error) {
 	var reasons []string
 	for i := range b.t.Columns {
-		tv, why := b.t.Columns[i].check(b.vals[i])
-		if why != "" {
+		if why := b.t.Columns[i].check(b.vals[i], &b.typed[i]); why != "" {
 			reasons = append(reasons, why)
 		}
-		b.typed[i] = tv
 	}
 	if len(reasons) > 0 {
 		return strings.Join(reasons, "; "), nil

@@ -55,6 +55,7 @@ func csvRows(path, file string) func(*builder) error {
 			defer workers[w].release()
 		}
 		chunks := make(chan *csvChunk, 2*csvWorkers)
+		free := make(chan *csvChunk, 3*csvWorkers) // chunks built, for the splitter to fill again
 		// A cancelled load stops the workers through b.flush, which watches its context.
 		g, gctx := errgroup.WithContext(context.Background())
 		for _, wb := range workers {
@@ -63,11 +64,15 @@ func csvRows(path, file string) func(*builder) error {
 					if err := c.build(wb, file, header, index); err != nil {
 						return err
 					}
+					select {
+					case free <- c:
+					default:
+					}
 				}
 				return wb.finish()
 			})
 		}
-		err = splitRecords(gctx, r, b, file, chunks)
+		err = splitRecords(gctx, r, b, file, chunks, free)
 		close(chunks)
 		if werr := g.Wait(); err == nil {
 			err = werr
@@ -130,7 +135,7 @@ func (c *csvChunk) build(b *builder, file string, header []string, index []int) 
 
 // splitRecords reads the records after the header into chunks; a record
 // with bad quoting is rejected into b here.
-func splitRecords(ctx context.Context, r *csv.Reader, b *builder, file string, chunks chan<- *csvChunk) error {
+func splitRecords(ctx context.Context, r *csv.Reader, b *builder, file string, chunks chan<- *csvChunk, free <-chan *csvChunk) error {
 	c := &csvChunk{}
 	send := func() error {
 		if len(c.recs) == 0 {
@@ -141,7 +146,13 @@ func splitRecords(ctx context.Context, r *csv.Reader, b *builder, file string, c
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
-		c = &csvChunk{cells: make([]string, 0, cap(c.cells)), recs: make([]csvRecordAt, 0, csvChunkRecords)}
+		select {
+		case c = <-free:
+			clear(c.cells) // let go of the previous records' text
+			c.cells, c.recs = c.cells[:0], c.recs[:0]
+		default:
+			c = &csvChunk{cells: make([]string, 0, cap(c.cells)), recs: make([]csvRecordAt, 0, csvChunkRecords)}
+		}
 		return nil
 	}
 	for {

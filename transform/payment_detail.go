@@ -585,7 +585,8 @@ func resultRows(b *builder, at pos, doc paymentDoc, field string, fixed map[stri
 			el.m, _ = object(e)
 		}
 		if v, err := jsonValue(el.m["execution_result_order"]); err == nil {
-			if t, why := order.check(v); why == "" && !t.null {
+			var t typed
+			if why := order.check(v, &t); why == "" && !t.null {
 				el.order = t
 				if !ends || t.amount.Less(first) {
 					first = t.amount

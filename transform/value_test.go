@@ -98,7 +98,8 @@ func TestCheck(t *testing.T) {
 		{Column{Name: "l", Kind: Labels}, value{s: `[1]`, set: true, isJSON: true}, "bad labels in l", ""},
 		{Column{Name: "t", Kind: Text}, value{s: `{"k":"v"}`, set: true, isJSON: true}, "", `{"k":"v"}`},
 	} {
-		got, reason := tc.col.check(tc.in)
+		var got typed
+		reason := tc.col.check(tc.in, &got)
 		if tc.reason == "" && reason != "" || tc.reason != "" && !strings.HasPrefix(reason, tc.reason) {
 			t.Errorf("%s %q: reason %q, want %q", tc.col.Name, tc.in.s, reason, tc.reason)
 		}
