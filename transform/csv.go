@@ -30,7 +30,8 @@ func csvRows(path, file string) func(*builder) error {
 			return err
 		}
 		defer f.Close()
-		r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+		watch := newUTF8Watch(f)
+		r := csv.NewReader(bufio.NewReaderSize(watch, 1<<20))
 		r.FieldsPerRecord = -1 // counted here, so a short record is rejected, not fatal
 		r.ReuseRecord = true
 		header, err := r.Read()
@@ -72,7 +73,7 @@ func csvRows(path, file string) func(*builder) error {
 				return wb.finish()
 			})
 		}
-		err = splitRecords(gctx, r, b, file, chunks, free)
+		err = splitRecords(gctx, r, watch, b, file, chunks, free)
 		close(chunks)
 		if werr := g.Wait(); err == nil {
 			err = werr
@@ -107,6 +108,7 @@ type csvChunk struct {
 type csvRecordAt struct {
 	from, line int
 	start, end int64
+	utf8       bool // its bytes are known to be UTF-8
 }
 
 // build checks each record of the chunk and appends it to b, or rejects it.
@@ -117,7 +119,7 @@ func (c *csvChunk) build(b *builder, file string, header []string, index []int) 
 			to = c.recs[i+1].from
 		}
 		b.reset()
-		reason := csvRecord(b, header, index, c.cells[at.from:to])
+		reason := csvRecord(b, header, index, c.cells[at.from:to], at.utf8)
 		var err error
 		if reason == "" {
 			if reason, err = b.commit(file, int64(at.line)); err != nil {
@@ -133,9 +135,11 @@ func (c *csvChunk) build(b *builder, file string, header []string, index []int) 
 	return nil
 }
 
-// splitRecords reads the records after the header into chunks; a record
-// with bad quoting is rejected into b here.
-func splitRecords(ctx context.Context, r *csv.Reader, b *builder, file string, chunks chan<- *csvChunk, free <-chan *csvChunk) error {
+// splitRecords reads the records after the header into chunks, refilling
+// those it gets back on free; a record with bad quoting is rejected into b
+// here. watch is the reader under r.
+func splitRecords(ctx context.Context, r *csv.Reader, watch *utf8Watch, b *builder, file string,
+	chunks chan<- *csvChunk, free <-chan *csvChunk) error {
 	c := &csvChunk{}
 	send := func() error {
 		if len(c.recs) == 0 {
@@ -169,7 +173,7 @@ func splitRecords(ctx context.Context, r *csv.Reader, b *builder, file string, c
 			return err
 		}
 		line, _ := r.FieldPos(0)
-		c.recs = append(c.recs, csvRecordAt{from: len(c.cells), line: line, start: start, end: end})
+		c.recs = append(c.recs, csvRecordAt{from: len(c.cells), line: line, start: start, end: end, utf8: watch.checked(end)})
 		c.cells = append(c.cells, rec...)
 		if len(c.recs) == csvChunkRecords {
 			if err := send(); err != nil {
@@ -184,8 +188,9 @@ func splitRecords(ctx context.Context, r *csv.Reader, b *builder, file string, c
 // values are checked: a wrong number of fields, a cell that is not UTF-8, or
 // two header fields of one column (network_payment_id and
 // ripplenet_payment_id) with different values. The cells it could read stay
-// in the row, so a rejected record keeps its key when it has one.
-func csvRecord(b *builder, header []string, index []int, rec []string) string {
+// in the row, so a rejected record keeps its key when it has one. isUTF8:
+// the record's bytes were found UTF-8 already (utf8Watch).
+func csvRecord(b *builder, header []string, index []int, rec []string, isUTF8 bool) string {
 	var reasons []string
 	if len(rec) != len(header) {
 		what := "too few"
@@ -195,9 +200,11 @@ func csvRecord(b *builder, header []string, index []int, rec []string) string {
 		reasons = append(reasons, fmt.Sprintf("%s columns: %d, header has %d", what, len(rec), len(header)))
 	}
 	for i, v := range rec[:min(len(rec), len(header))] {
-		if at := invalidUTF8(v); at >= 0 {
-			reasons = append(reasons, fmt.Sprintf("invalid UTF-8 in %s: byte 0x%02x at offset %d", header[i], v[at], at))
-			continue
+		if !isUTF8 {
+			if at := invalidUTF8(v); at >= 0 {
+				reasons = append(reasons, fmt.Sprintf("invalid UTF-8 in %s: byte 0x%02x at offset %d", header[i], v[at], at))
+				continue
+			}
 		}
 		j := index[i]
 		switch {
