@@ -155,8 +155,8 @@ func (b *builder) commit(file string, line int64) (string, error) {
 	if len(reasons) > 0 {
 		return strings.Join(reasons, "; "), nil
 	}
-	for i, c := range b.t.Columns {
-		appendTyped(b.rb.Field(i), c.Kind, b.typed[i])
+	for i := range b.t.Columns {
+		appendTyped(b.rb.Field(i), b.t.Columns[i].Kind, &b.typed[i])
 	}
 	n := len(b.t.Columns)
 	if b.t.Extra {
@@ -239,7 +239,7 @@ func (b *builder) finish() error {
 // release frees the record builder.
 func (b *builder) release() { b.rb.Release() }
 
-func appendTyped(f array.Builder, k Kind, v typed) {
+func appendTyped(f array.Builder, k Kind, v *typed) {
 	if v.null {
 		f.AppendNull()
 		return

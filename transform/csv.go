@@ -151,8 +151,7 @@ func splitRecords(ctx context.Context, r *csv.Reader, watch *utf8Watch, b *build
 			return context.Cause(ctx)
 		}
 		select {
-		case c = <-free:
-			clear(c.cells) // let go of the previous records' text
+		case c = <-free: // its cells are overwritten as it fills
 			c.cells, c.recs = c.cells[:0], c.recs[:0]
 		default:
 			c = &csvChunk{cells: make([]string, 0, cap(c.cells)), recs: make([]csvRecordAt, 0, csvChunkRecords)}
