@@ -149,12 +149,61 @@ var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2
 
 // parseTime reads an ISO 8601 timestamp into microseconds since the epoch, UTC.
 func parseTime(s string) (int64, error) {
+	if us, ok := parseUTC(s); ok {
+		return us, nil
+	}
 	for _, l := range timeLayouts {
 		if t, err := time.Parse(l, s); err == nil {
 			return t.UnixMicro(), nil
 		}
 	}
 	return 0, errors.New("not a timestamp")
+}
+
+// parseUTC reads the form the network's reports use,
+// 2006-01-02T15:04:05[.fraction]Z, without time.Parse's generality (a
+// fiftieth of a RECON ingest's CPU). It accepts only what time.Parse(time.RFC3339Nano)
+// accepts, with the same result; ok is false for anything else, which
+// parseTime then reads the general way.
+func parseUTC(s string) (us int64, ok bool) {
+	if len(s) < 20 || s[len(s)-1] != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return 0, false
+	}
+	num := func(from, to int) int {
+		n := 0
+		for _, c := range []byte(s[from:to]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	hour, minute, sec := num(11, 13), num(14, 16), num(17, 19)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return 0, false
+	}
+	if day > 28 && time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC).Day() != day {
+		return 0, false // no such day in the month
+	}
+	micros := 0
+	if frac := s[19 : len(s)-1]; frac != "" {
+		if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
+			return 0, false
+		}
+		digits := frac[1:]
+		f := num(20, 20+len(digits))
+		if f < 0 {
+			return 0, false
+		}
+		for range 9 - len(digits) { // to nanoseconds
+			f *= 10
+		}
+		micros = f / 1000
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC)
+	return t.Unix()*1_000_000 + int64(micros), true
 }
 
 // parseLabels reads a JSON array of strings or of {"label": ...} objects.

@@ -1,8 +1,11 @@
 package transform
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 )
@@ -114,5 +117,56 @@ func TestSnake(t *testing.T) {
 		if got := snake(in); got != want {
 			t.Errorf("snake(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestParseUTCMatchesTimeParse holds the fast path to time.Parse: on
+// timestamps of every part's edge and on random bytes in their shape, it
+// accepts only what RFC 3339 parsing accepts, with the same microseconds.
+func TestParseUTCMatchesTimeParse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	inputs := []string{"2026-02-29T00:00:00Z", "2024-02-29T23:59:59.999999999Z", "0000-01-01T00:00:00Z",
+		"1969-12-31T23:59:59.5Z", "2026-10-01T01:46:19.Z", "2026-10-01T01:46:19.1234567890Z", "2026-10-01T24:00:00Z",
+		"2026-10-01T01:46:60Z", "2026-04-31T00:00:00Z", "2026-10-01T01:46:19+00:00", "2026-10-01t01:46:19z", "+026-10-01T01:46:19Z"}
+	const shape = "2006-01-02T15:04:05.000000000Z"
+	for range 200000 {
+		b := []byte(shape[:19])
+		for i := range b {
+			if b[i] >= '0' && b[i] <= '9' {
+				b[i] = "0123456789"[rng.IntN(10)]
+			}
+		}
+		if rng.IntN(2) == 0 { // a likely date
+			copy(b, fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d", 1900+rng.IntN(200), 1+rng.IntN(12), 1+rng.IntN(31),
+				rng.IntN(24), rng.IntN(60), rng.IntN(60)))
+		}
+		s := string(b)
+		if n := rng.IntN(11); n > 0 {
+			s += "." + fmt.Sprint(rng.Int64())[:min(n-1, 9)]
+		}
+		s += "Z"
+		if rng.IntN(20) == 0 { // a byte out of place
+			i := rng.IntN(len(s))
+			s = s[:i] + string("9:-.TZx "[rng.IntN(8)]) + s[i+1:]
+		}
+		inputs = append(inputs, s)
+	}
+	accepted := 0
+	for _, s := range inputs {
+		us, ok := parseUTC(s)
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if ok && (err != nil || us != tm.UnixMicro()) {
+			t.Fatalf("parseUTC(%q) = %d; time.Parse: %v, %v", s, us, tm.UnixMicro(), err)
+		}
+		// what it may leave to time.Parse: an offset, another shape, a fraction past nanoseconds
+		if !ok && err == nil && len(s) >= 20 && len(s) <= 30 && s[10] == 'T' && s[len(s)-1] == 'Z' && !strings.ContainsAny(s[:19], "+") {
+			t.Errorf("parseUTC(%q) refused what time.Parse reads (%s)", s, tm)
+		}
+		if ok {
+			accepted++
+		}
+	}
+	if accepted < len(inputs)/3 {
+		t.Errorf("parseUTC accepted %d of %d inputs; the generator should give more valid ones", accepted, len(inputs))
 	}
 }
