@@ -11,9 +11,9 @@ import (
 // which in a file of short cells costs more than one pass over its bytes.
 type utf8Watch struct {
 	r    io.Reader
-	off  int64 // bytes read so far
-	bad  int64 // where the first block found not UTF-8 starts; -1: none
-	part []byte
+	off  int64  // bytes read so far
+	bad  int64  // the bytes before it are whole, valid characters; -1: all read so far
+	part []byte // the start of a character the last block ended inside
 }
 
 func newUTF8Watch(r io.Reader) *utf8Watch { return &utf8Watch{r: r, bad: -1} }

@@ -24,9 +24,8 @@ func (c *chunked) Read(p []byte) (int, error) {
 }
 
 // TestUTF8Watch holds the watch sound (the records it calls checked are
-// UTF-8) and
-// useful (a text of valid UTF-8, its characters cut across reads, is
-// checked whole), on random texts.
+// UTF-8) and useful (a text of valid UTF-8, its characters cut across
+// reads, is checked whole), on random texts.
 func TestUTF8Watch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	pieces := []string{"a", ",", "\n", "é", "€", "😀", "\xff", "\xe2\x82", "\xf0\x9f", "\xbf", "\uFFFD"}
