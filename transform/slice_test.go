@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,6 +161,21 @@ func TestRegeneratedReportRecordsChanges(t *testing.T) {
 	wantRemoved := []string{"0c1d2e3f-0000-4000-8000-000000000006 mtd-1003>mtd-1004", "519f2bdd-e9bc-4466-85c4-8305765513a1 mtd-1003>mtd-1004"}
 	if diff := cmp.Diff(wantRemoved, removed); diff != "" {
 		t.Errorf("removed rows (-want +got):\n%s", diff)
+	}
+
+	// A payment listed twice, then once: its second copy is the one removed.
+	first := strings.Split(string(gen3), "\n")[1]
+	gen4 := append(append([]byte{}, gen3...), []byte(first+"\n")...)
+	load(t, db, writeExtract(t, opsReport(t, "mtd-1005", "2026-10-01", "2026-10-02", gen4)))
+	load(t, db, writeExtract(t, opsReport(t, "mtd-1006", "2026-10-01", "2026-10-02", gen3)))
+	removed = nil
+	for _, c := range changes(t, db) {
+		if c.Kind == "removed" && c.NewReport == "mtd-1006" {
+			removed = append(removed, fmt.Sprintf("%s line %d", c.Key, c.OldLine))
+		}
+	}
+	if want := []string{strings.Split(first, ",")[1] + "#2 line 7"}; !slices.Equal(removed, want) {
+		t.Errorf("removed rows of the twice-listed payment: %q, want %q", removed, want)
 	}
 }
 
