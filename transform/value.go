@@ -184,9 +184,6 @@ func parseUTC(s string) (us int64, ok bool) {
 	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
 		return 0, false
 	}
-	if day > 28 && time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC).Day() != day {
-		return 0, false // no such day in the month
-	}
 	micros := 0
 	if frac := s[19 : len(s)-1]; frac != "" {
 		if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
@@ -203,6 +200,9 @@ func parseUTC(s string) (us int64, ok bool) {
 		micros = f / 1000
 	}
 	t := time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC)
+	if t.Day() != day {
+		return 0, false // no such day in the month: time.Date moved it on
+	}
 	return t.Unix()*1_000_000 + int64(micros), true
 }
 
