@@ -36,7 +36,7 @@ func SaveEndState(ctx context.Context, db *sql.DB, store Store, runDir string) (
 	}
 	dir := filepath.Join(runDir, EndDir)
 	defer os.RemoveAll(dir)
-	_, refs, err := writeState(ctx, db, store, dir, true)
+	_, refs, err := writeState(ctx, db, store, dir, true, false)
 	if err != nil {
 		return es, fmt.Errorf("end state: %w", err)
 	}

@@ -59,7 +59,7 @@ func newDB(t *testing.T) *sql.DB {
 func TestBreaksCSVNeutralisesFormulas(t *testing.T) {
 	db := newDB(t)
 	dir := t.TempDir()
-	if _, err := output.SaveInputs(t.Context(), db, nil, dir, nil); err != nil {
+	if _, err := output.SaveInputs(t.Context(), db, nil, dir, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	w, _ := raw.ParseWindow("2026-10-01", "2026-10-01")
@@ -151,7 +151,7 @@ func TestReportLayouts(t *testing.T) {
 	} {
 		db := newDB(t)
 		dir := t.TempDir()
-		if _, err := output.SaveInputs(t.Context(), db, nil, dir, nil); err != nil {
+		if _, err := output.SaveInputs(t.Context(), db, nil, dir, nil, false); err != nil {
 			t.Fatal(err)
 		}
 		w, _ := raw.ParseWindow("2026-10-01", "2026-10-01")

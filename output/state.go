@@ -79,11 +79,17 @@ const stateParquet = `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, RO
 // references that object. The tables of reportState are also written whole
 // into BeforeDir (not archived), for the run's reports. A nil store uses
 // no cache.
-func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, catalogue []rules.Rule) (int, error) {
+//
+// sealed says that db's state is the one the state cache describes: the end
+// state SaveEndState stored, unchanged since (pipeline's seal of the
+// published file). Then the slices and their fingerprints are the cache's,
+// and the tables are not read to fingerprint them; a table the cache does
+// not describe under its current columns is fingerprinted.
+func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, catalogue []rules.Rule, sealed bool) (int, error) {
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(RulesDir)), 0o755); err != nil {
 		return 0, err
 	}
-	tables, refs, err := writeState(ctx, db, store, runDir, false)
+	tables, refs, err := writeState(ctx, db, store, runDir, false, sealed)
 	if err != nil {
 		return 0, err
 	}
@@ -111,13 +117,14 @@ func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, cat
 // dir, the slices the state cache of store's archive does not hold; it
 // returns the tables and every slice, a hit with its object's sha256. A
 // hit's object is checked with Has unless trusted says the cache's entries
-// were just stored. A nil store uses no cache.
-func writeState(ctx context.Context, db *sql.DB, store Store, dir string, trusted bool) ([]string, []stateRef, error) {
+// were just stored. sealed takes the slices from the cache (SaveInputs). A
+// nil store uses no cache.
+func writeState(ctx context.Context, db *sql.DB, store Store, dir string, trusted, sealed bool) ([]string, []stateRef, error) {
 	tables, err := stateTables(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	cache := stateCache{}
+	var cache stateCache
 	if store != nil {
 		if cache, err = loadStateCache(ctx, db, store.URL()); err != nil {
 			return nil, nil, err
@@ -134,7 +141,7 @@ func writeState(ctx context.Context, db *sql.DB, store Store, dir string, truste
 	var refs []stateRef
 	err = reconsql.Unordered(ctx, db, func() error { // slices are fingerprinted and restored as sets
 		for _, t := range tables {
-			r, err := saveTable(ctx, db, store, cache, trusted, version, t, cols[t], dir)
+			r, err := saveTable(ctx, db, store, cache, trusted, sealed, version, t, cols[t], dir)
 			if err != nil {
 				return fmt.Errorf("save the state of %s: %w", t, err)
 			}
@@ -147,15 +154,21 @@ func writeState(ctx context.Context, db *sql.DB, store Store, dir string, truste
 
 // saveTable writes the slices of table t into runDir but the cache hits,
 // and returns them all.
-func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, trusted bool, version, t string, cols []column, runDir string) ([]stateRef, error) {
+func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, trusted, sealed bool, version, t string, cols []column, runDir string) ([]stateRef, error) {
 	dir := path.Join(StateDir, t)
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(dir)), 0o755); err != nil {
 		return nil, err
 	}
 	col := sliceColumn(cols)
-	refs, err := fingerprints(ctx, db, version, t, col, cols)
-	if err != nil {
-		return nil, err
+	refs, ok := []stateRef(nil), false
+	if base, _, hashable := fingerprintBase(version, cols); sealed && hashable {
+		refs, ok = cache.sealedRefs(t, base)
+	}
+	if !ok {
+		var err error
+		if refs, err = fingerprints(ctx, db, version, t, col, cols); err != nil {
+			return nil, err
+		}
 	}
 	if err := cacheHits(ctx, store, cache, trusted, refs); err != nil {
 		return nil, err

@@ -58,7 +58,7 @@ func TestStateSlicesStoredOnce(t *testing.T) {
 	archive := func(id string) output.Manifest {
 		t.Helper()
 		runDir := t.TempDir()
-		if _, err := output.SaveInputs(ctx, db, nil, runDir, nil); err != nil {
+		if _, err := output.SaveInputs(ctx, db, nil, runDir, nil, false); err != nil {
 			t.Fatal(err)
 		}
 		start = start.Add(24 * time.Hour)

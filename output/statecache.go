@@ -1,6 +1,7 @@
 package output
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -42,9 +44,27 @@ type stateRef struct {
 	Rows        int64   `json:"rows,omitempty"`
 }
 
-// stateCache maps cacheKey(table, slice, fingerprint) to the object of a
-// slice the archive holds.
-type stateCache map[string]File
+// stateCache is what the state cache holds for one archive: the object of
+// each slice, by cacheKey(table, slice, fingerprint), and the slices of
+// each table in the order SaveInputs writes them.
+type stateCache struct {
+	objects map[string]File
+	tables  map[string][]stateRef
+}
+
+// sealedRefs are the slices of table t as the cache lists them, for a
+// state sealed as the cache's own (SaveInputs): ok is false unless the
+// cache lists t and every slice has a fingerprint of base, the table's
+// columns, types and DuckDB version as they are now.
+func (c stateCache) sealedRefs(t, base string) ([]stateRef, bool) {
+	refs := c.tables[t]
+	for _, r := range refs {
+		if !strings.HasPrefix(r.Fingerprint, base+"|") {
+			return nil, false
+		}
+	}
+	return slices.Clone(refs), len(refs) > 0
+}
 
 func cacheKey(table string, slice *string, fp string) string {
 	s := "\x00null"
@@ -65,14 +85,14 @@ func hasTable(ctx context.Context, db *sql.DB, t string) (bool, error) {
 
 // loadStateCache reads the entries of the archive url from state_cache.
 func loadStateCache(ctx context.Context, db *sql.DB, url string) (stateCache, error) {
-	c := stateCache{}
+	c := stateCache{objects: map[string]File{}, tables: map[string][]stateRef{}}
 	if ok, err := hasTable(ctx, db, "state_cache"); err != nil || !ok {
 		return c, err
 	}
 	rows, err := db.QueryContext(ctx, `SELECT table_name, slice_value, fingerprint, sha256, size, rows
 		FROM state_cache WHERE archive = $1`, url)
 	if err != nil {
-		return nil, fmt.Errorf("read the state cache: %w", err)
+		return c, fmt.Errorf("read the state cache: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -81,16 +101,35 @@ func loadStateCache(ctx context.Context, db *sql.DB, url string) (stateCache, er
 		var f File
 		var n int64
 		if err := rows.Scan(&t, &slice, &fp, &f.SHA256, &f.Size, &n); err != nil {
-			return nil, err
+			return c, err
 		}
 		f.Rows = &n
 		var s *string
 		if slice.Valid {
 			s = &slice.String
 		}
-		c[cacheKey(t, s, fp)] = f
+		c.objects[cacheKey(t, s, fp)] = f
+		c.tables[t] = append(c.tables[t], stateRef{Table: t, Slice: s, Fingerprint: fp})
 	}
-	return c, rows.Err()
+	if err := rows.Err(); err != nil {
+		return c, err
+	}
+	for _, refs := range c.tables { // as fingerprints orders them: NULL first, then by value
+		slices.SortFunc(refs, func(a, b stateRef) int {
+			if a.Slice == nil || b.Slice == nil {
+				return cmp.Compare(boolInt(a.Slice != nil), boolInt(b.Slice != nil))
+			}
+			return strings.Compare(*a.Slice, *b.Slice)
+		})
+	}
+	return c, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // SaveStateCache replaces the state cache of db with the slices of m, the
@@ -295,14 +334,14 @@ func containsAny(s string, parts []string) bool {
 // object store still has (Has, at most uploads checks at once; not asked
 // when trusted).
 func cacheHits(ctx context.Context, store Store, cache stateCache, trusted bool, refs []stateRef) error {
-	if store == nil || len(cache) == 0 {
+	if store == nil || len(cache.objects) == 0 {
 		return nil
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(uploads)
 	for i := range refs {
 		r := &refs[i]
-		f, ok := cache[cacheKey(r.Table, r.Slice, r.Fingerprint)]
+		f, ok := cache.objects[cacheKey(r.Table, r.Slice, r.Fingerprint)]
 		if r.Fingerprint == "" || !ok || len(f.SHA256) != 64 {
 			continue
 		}

@@ -71,7 +71,7 @@ func benchState(b *testing.B, days int, cache bool) {
 	k := 0
 	archive := func() output.Manifest {
 		runDir := b.TempDir()
-		if _, err := output.SaveInputs(ctx, db, s, runDir, nil); err != nil {
+		if _, err := output.SaveInputs(ctx, db, s, runDir, nil, false); err != nil {
 			b.Fatal(err)
 		}
 		start := day0.AddDate(0, 0, k+1).Add(time.Hour)

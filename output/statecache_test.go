@@ -53,11 +53,11 @@ func TestStateCache(t *testing.T) {
 		var r cacheRun
 		defer func() { prev = r }()
 		plain := t.TempDir()
-		if _, err := output.SaveInputs(ctx, db, nil, plain, nil); err != nil {
+		if _, err := output.SaveInputs(ctx, db, nil, plain, nil, false); err != nil {
 			t.Fatal(err)
 		}
 		runDir := t.TempDir()
-		if _, err := output.SaveInputs(ctx, db, store, runDir, nil); err != nil {
+		if _, err := output.SaveInputs(ctx, db, store, runDir, nil, false); err != nil {
 			t.Fatal(err)
 		}
 		files, _ := filepath.Glob(filepath.Join(runDir, "inputs", "state", "*", "*.parquet"))
@@ -154,5 +154,61 @@ func exec(t *testing.T, db *sql.DB, qs ...string) {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
+	}
+}
+
+// TestSealedSaveInputs: over the end state SaveEndState stored, a sealed
+// SaveInputs lists the slices an unsealed one fingerprints, in the same
+// order, without reading the tables: after a row changes behind the seal
+// it still lists the cache's slices. A table whose columns changed is
+// fingerprinted.
+func TestSealedSaveInputs(t *testing.T) {
+	ctx := t.Context()
+	db, err := reconsql.OpenDB(filepath.Join(t.TempDir(), "w.duckdb"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := reconsql.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, db,
+		`CREATE TABLE zz_loaded (run_id VARCHAR, n INTEGER)`,
+		`INSERT INTO zz_loaded SELECT CASE WHEN i % 7 = 0 THEN NULL ELSE 'r-' || (i % 12) END, i FROM range(3000) t(i)`,
+		`CREATE TABLE zz_other (n INTEGER)`, `INSERT INTO zz_other VALUES (1), (2)`)
+	store, err := output.NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := output.SaveEndState(ctx, db, store, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	refs := func(sealed bool) string {
+		t.Helper()
+		dir := t.TempDir()
+		if _, err := output.SaveInputs(ctx, db, store, dir, nil, sealed); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, output.StateRefsName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	read := refs(false)
+	if got := refs(true); got != read {
+		t.Errorf("sealed slices differ from the fingerprinted ones:\n%s\nwant\n%s", got, read)
+	}
+	exec(t, db, `ALTER TABLE zz_other ADD COLUMN m INTEGER`)
+	altered := refs(false)
+	if got := refs(true); altered == read || got != altered {
+		t.Errorf("sealed slices of a table whose columns changed:\n%s\nwant\n%s", got, altered)
+	}
+	exec(t, db, `UPDATE zz_loaded SET n = -1 WHERE n = 5`)
+	if got := refs(true); got != altered {
+		t.Errorf("sealed slices after a change behind the seal differ from the cache's:\n%s", got)
+	}
+	if refs(false) == altered {
+		t.Error("the fingerprinted slices missed the change")
 	}
 }

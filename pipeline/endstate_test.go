@@ -130,3 +130,37 @@ func TestEndStateStoreFails(t *testing.T) {
 		t.Errorf("replay %s: %+v, %v", next.RunID, r, err)
 	}
 }
+
+// TestSealBrokenByAWrite: a row changed in the published file between two
+// nights breaks its seal, so the next run reads its tables instead of
+// taking the end state from the state cache: the changed slice is written,
+// and the run replays byte for byte.
+func TestSealBrokenByAWrite(t *testing.T) {
+	e := newEnv(t, 6)
+	clock := now
+	night := func(i int) *pipeline.Result {
+		clock = clock.Add(24 * time.Hour)
+		c := clock
+		e.cfg.Now = func() time.Time { c = c.Add(time.Second); return c }
+		return e.run(t, mustWindow(t, i, i+2))
+	}
+	night(0)
+	if _, err := os.Stat(e.cfg.DB + ".state-seal"); err != nil {
+		t.Fatalf("the first night's end state stored, no seal: %v", err)
+	}
+	db, err := reconsql.OpenDB(e.cfg.DB, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE payments SET contract_hash = 'edited' WHERE payment_id = (SELECT min(payment_id) FROM payments); CHECKPOINT`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	res := night(1)
+	if n := stateWritten(t, e.cfg.DB, res.RunID); n == "0" {
+		t.Errorf("run %s after a write to the sealed file wrote no slice: it trusted the seal", res.RunID)
+	}
+	if r, err := replay(t, e.cfg.ArchiveURL, res.RunID); err != nil || !r.Identical() {
+		t.Errorf("replay %s: %+v, %v", res.RunID, r, err)
+	}
+}

@@ -123,6 +123,7 @@ type runner struct {
 	runDir, rawDir string
 	rows           output.Rows  // rows of each raw file, as the load counted them (for the manifest)
 	store          output.Store // the archive
+	endStored      bool         // the end state is in the state cache
 }
 
 func run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
@@ -158,7 +159,7 @@ func run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
 			wh.Discard()
 		}
 	}()
-	info, err := r.reconcile(ctx, wh.DB, files)
+	info, err := r.reconcile(ctx, wh.DB, files, wh.Sealed(store.URL()))
 	if err != nil {
 		return res, err
 	}
@@ -206,11 +207,14 @@ func (r *runner) extract(ctx context.Context) ([]raw.File, error) {
 
 // reconcile saves the run's starting state and rules (inputs, for replay),
 // then runs the load and rules stages on db; it returns the run's info with
-// its verdict.
-func (r *runner) reconcile(ctx context.Context, db *sql.DB, files []raw.File) (output.RunInfo, error) {
+// its verdict. sealed says db holds the end state the last run stored.
+func (r *runner) reconcile(ctx context.Context, db *sql.DB, files []raw.File, sealed bool) (output.RunInfo, error) {
 	res := r.res
 	if err := r.timed("state", func() (int64, error) { // its rows: the slices written, not in the cache
-		n, err := output.SaveInputs(ctx, db, r.store, r.runDir, r.cfg.catalogue)
+		if sealed {
+			r.log.Info("state sealed by the last run: its slices are the end state it stored")
+		}
+		n, err := output.SaveInputs(ctx, db, r.store, r.runDir, r.cfg.catalogue, sealed)
 		return int64(n), err
 	}); err != nil {
 		return output.RunInfo{}, err
@@ -301,6 +305,9 @@ func (r *runner) publish(ctx context.Context, wh *Warehouse, store output.Store,
 	if err := ledger.recordRun(ctx, info, res.stages, &res.Open, res.Archive, r.cfg.Now().UTC()); err != nil {
 		return false, err
 	}
+	if r.endStored {
+		wh.SealAs(store.URL())
+	}
 	if err := wh.Publish(ctx); err != nil {
 		return false, err
 	}
@@ -352,12 +359,14 @@ func (r *runner) upload(ctx context.Context, db *sql.DB, store output.Store, inf
 // next run starts from, and puts them in the state cache (in the working
 // copy, published with the run), so the next run's state stage writes none
 // of them. A failure changes nothing of the run: the next run writes them.
+// Once stored, the run seals the file it publishes (Warehouse.SealAs).
 func (r *runner) saveEndState(ctx context.Context, db *sql.DB, store output.Store) {
 	es, err := output.SaveEndState(ctx, db, store, r.runDir)
 	if err != nil {
 		r.log.Warn("end state not stored; the next run writes its slices", "err", err)
 		return
 	}
+	r.endStored = es.Slices > 0
 	r.log.Info("end state stored", "slices", es.Slices, "written", es.Written, "bytes", es.Bytes)
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +29,58 @@ type Warehouse struct {
 	DB        *sql.DB
 	published string
 	work      string
+	schema    int   // the schema version after Migrate
+	found     *seal // the published file's seal, if it held when copied
+	sealAs    string
 }
+
+// sealSuffix names the file beside the published database that seals it:
+// the state its tables hold is the end state its run stored in the state
+// cache for an archive (output.SaveEndState), not read since. It names the
+// file by size and modification time; any other write to the file, a
+// schema migration, or a publish without a seal breaks it, and the next
+// run reads the tables to fingerprint them (docs/archive.md).
+const sealSuffix = ".state-seal"
+
+type seal struct {
+	Archive  string `json:"archive"`
+	Size     int64  `json:"size"`
+	ModNanos int64  `json:"mtime_ns"`
+	Schema   int    `json:"schema_version"`
+}
+
+// readSeal is the seal of the published file if it names the file as it
+// is: nil when it is missing, unreadable or names another file.
+func readSeal(published string) *seal {
+	b, err := os.ReadFile(published + sealSuffix)
+	if err != nil {
+		return nil
+	}
+	var s seal
+	if json.Unmarshal(b, &s) != nil || !s.names(published) {
+		return nil
+	}
+	return &s
+}
+
+// names reports whether the published file has the size and modification
+// time the seal was written for.
+func (s *seal) names(published string) bool {
+	fi, err := os.Stat(published)
+	return err == nil && fi.Size() == s.Size && fi.ModTime().UnixNano() == s.ModNanos
+}
+
+// Sealed reports whether the state in the working copy is the end state
+// the state cache describes for archive: the published file was sealed
+// for it and unchanged while copied, and no migration ran since.
+func (w *Warehouse) Sealed(archive string) bool {
+	return w.found != nil && w.found.Archive == archive && w.found.Schema == w.schema
+}
+
+// SealAs makes Publish seal the file it publishes for archive: call it
+// once the end state is stored in the state cache and no table but the
+// ledger's changes after.
+func (w *Warehouse) SealAs(archive string) { w.sealAs = archive }
 
 // Snapshot is the published file opened read-only for a reader of recon's
 // own (the run ledger, metrics, recon runs and breaks): the file itself, or a
@@ -108,10 +160,13 @@ func OpenWarehouse(ctx context.Context, published string) (*Warehouse, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Warehouse{published: published, work: work}
+	w := &Warehouse{published: published, work: work, found: readSeal(published)}
 	if err := copyFile(published, w.work); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		os.Remove(w.work)
 		return nil, fmt.Errorf("copy %s to a working file: %w", published, err)
+	}
+	if w.found != nil && !w.found.names(published) { // written while copied
+		w.found = nil
 	}
 	db, err := reconsql.OpenDB(w.work, false)
 	if err != nil {
@@ -119,7 +174,7 @@ func OpenWarehouse(ctx context.Context, published string) (*Warehouse, error) {
 		return nil, err
 	}
 	w.DB = db
-	if _, err := reconsql.Migrate(ctx, db); err != nil {
+	if w.schema, err = reconsql.Migrate(ctx, db); err != nil {
 		w.Discard()
 		return nil, fmt.Errorf("migrate %s: %w", published, err)
 	}
@@ -128,7 +183,8 @@ func OpenWarehouse(ctx context.Context, published string) (*Warehouse, error) {
 
 // Publish checkpoints and closes the working copy, syncs it, and renames it
 // over the published file; the rename is atomic, and the folder is synced
-// so the new name survives a crash.
+// so the new name survives a crash. The published file's seal is removed
+// first, and written again for the new file if SealAs asked for it.
 func (w *Warehouse) Publish(ctx context.Context) error {
 	if _, err := w.DB.ExecContext(ctx, "CHECKPOINT"); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
@@ -145,10 +201,39 @@ func (w *Warehouse) Publish(ctx context.Context) error {
 	if err := checkNoWAL(w.published); err != nil {
 		return err
 	}
+	if err := os.Remove(w.published + sealSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the seal of %s: %w", w.published, err)
+	}
 	if err := os.Rename(w.work, w.published); err != nil {
 		return fmt.Errorf("publish %s: %w", w.published, err)
 	}
+	if w.sealAs != "" {
+		if err := w.writeSeal(); err != nil {
+			return err
+		}
+	}
 	return syncFile(filepath.Dir(w.published))
+}
+
+// writeSeal seals the published file for w.sealAs. A seal lost in a crash
+// costs the next run one read of the tables; a torn one is not read.
+func (w *Warehouse) writeSeal() error {
+	fi, err := os.Stat(w.published)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(seal{Archive: w.sealAs, Size: fi.Size(), ModNanos: fi.ModTime().UnixNano(), Schema: w.schema})
+	if err != nil {
+		return err
+	}
+	tmp := w.published + sealSuffix + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("seal %s: %w", w.published, err)
+	}
+	if err := os.Rename(tmp, w.published+sealSuffix); err != nil {
+		return fmt.Errorf("seal %s: %w", w.published, err)
+	}
+	return nil
 }
 
 // Discard closes and removes the working copy; the published file is untouched.

@@ -397,3 +397,56 @@ func TestPublishedFileWithWALIsRefused(t *testing.T) {
 		t.Errorf("working files left: %v", left)
 	}
 }
+
+// TestSeal: a file published with SealAs is sealed for that archive only;
+// a write to it (checkpointed by a DuckDB that opened it read-write), or a
+// publish without SealAs, breaks the seal.
+func TestSeal(t *testing.T) {
+	ctx := t.Context()
+	published := filepath.Join(t.TempDir(), "recon.duckdb")
+	publish := func(seal string) {
+		t.Helper()
+		w, err := pipeline.OpenWarehouse(ctx, published)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.DB.Exec(`CREATE TABLE IF NOT EXISTS zz (n INTEGER)`); err != nil {
+			t.Fatal(err)
+		}
+		if seal != "" {
+			w.SealAs(seal)
+		}
+		if err := w.Publish(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sealed := func(archive string) bool {
+		t.Helper()
+		w, err := pipeline.OpenWarehouse(ctx, published)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Discard()
+		return w.Sealed(archive)
+	}
+	publish("s3://a/x")
+	if !sealed("s3://a/x") || sealed("s3://a/y") {
+		t.Errorf("published with SealAs(s3://a/x): sealed for it %v, for s3://a/y %v; want true, false", sealed("s3://a/x"), sealed("s3://a/y"))
+	}
+	db, err := reconsql.OpenDB(published, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO zz VALUES (1); CHECKPOINT`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if sealed("s3://a/x") {
+		t.Error("still sealed after another process wrote to the file")
+	}
+	publish("s3://a/x")
+	publish("")
+	if sealed("s3://a/x") {
+		t.Error("still sealed after a publish without SealAs")
+	}
+}
