@@ -51,11 +51,18 @@ var stateSlice = regexp.MustCompile(`^inputs/state/[a-z0-9_]+/[0-9]{6}\.parquet$
 var ledgerTables = map[string]bool{"runs": true, "run_stages": true, "schema_version": true, "state_cache": true}
 
 // sliceColumns are the columns a table's state is sliced by, first found
-// first: the run that loaded a row, the report generation it came from, the
-// day of a break. Rows no later run touches stay in the same slice with the
-// same bytes run after run, so the archive stores them once. A table with
-// none of them is one slice.
-var sliceColumns = []string{"run_id", "report_id", "event_date"}
+// first, with the SQL of a slice's value: the run that loaded a row, the
+// report generation it came from, the month of a break's day. Rows no later
+// run touches stay in the same slice with the same bytes run after run, so
+// the archive stores them once. A table with none of them is one slice.
+// Breaks go by month, not day: a run re-ages every open break, so each of
+// their slices is written again every night, and months keep that count
+// small after a year of history.
+var sliceColumns = []struct{ name, value string }{
+	{"run_id", `CAST("run_id" AS VARCHAR)`},
+	{"report_id", `CAST("report_id" AS VARCHAR)`},
+	{"event_date", `strftime("event_date", '%Y-%m')`},
+}
 
 // stateParquet is how state is written. On the 1M day's tables, zstd at
 // level 1 wrote about 20% faster than its default level 3, and 2-5% smaller;
@@ -159,14 +166,14 @@ func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(dir)), 0o755); err != nil {
 		return nil, err
 	}
-	col := sliceColumn(cols)
+	value := sliceValue(cols)
 	refs, ok := []stateRef(nil), false
 	if base, _, hashable := fingerprintBase(version, cols); sealed && hashable {
 		refs, ok = cache.sealedRefs(t, base)
 	}
 	if !ok {
 		var err error
-		if refs, err = fingerprints(ctx, db, version, t, col, cols); err != nil {
+		if refs, err = fingerprints(ctx, db, version, t, value, cols); err != nil {
 			return nil, err
 		}
 	}
@@ -184,9 +191,9 @@ func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t
 		case len(refs) == 1 && r.Slice == nil:
 			// the whole table: no slice column, or every row NULL, or none
 		case r.Slice == nil:
-			where = fmt.Sprintf(` WHERE %s IS NULL`, ident(col))
+			where = ` WHERE ` + value + ` IS NULL`
 		default:
-			where, args = fmt.Sprintf(` WHERE CAST(%s AS VARCHAR) = $1`, ident(col)), []any{*r.Slice}
+			where, args = ` WHERE `+value+` = $1`, []any{*r.Slice}
 		}
 		p := filepath.Join(runDir, filepath.FromSlash(r.Path))
 		if _, err := db.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * FROM main.%s%s) TO %s `+stateParquet,
@@ -238,11 +245,12 @@ func allColumns(ctx context.Context, db *sql.DB) (map[string][]column, error) {
 	return out, rows.Err()
 }
 
-// sliceColumn is the first of sliceColumns that cols hold, "" if none.
-func sliceColumn(cols []column) string {
+// sliceValue is the SQL of the slice value of the first of sliceColumns
+// that cols hold, "" if none.
+func sliceValue(cols []column) string {
 	for _, c := range sliceColumns {
-		if slices.ContainsFunc(cols, func(x column) bool { return x.name == c }) {
-			return c
+		if slices.ContainsFunc(cols, func(x column) bool { return x.name == c.name }) {
+			return c.value
 		}
 	}
 	return ""

@@ -43,7 +43,7 @@ func TestStateSlicesStoredOnce(t *testing.T) {
 		`CREATE TABLE settings (k VARCHAR)`, // no slice column, empty: one empty slice
 		`INSERT INTO loaded SELECT 'r-1', i, i / 100 FROM range(1000) t(i)`,
 		`INSERT INTO loaded SELECT 'r-2', i, i / 7 FROM range(500) t(i)`,
-		`INSERT INTO breaks VALUES (DATE '2026-10-01', 'a'), (DATE '2026-10-02', 'b')`,
+		`INSERT INTO breaks VALUES (DATE '2026-09-30', 'a'), (DATE '2026-10-01', 'b'), (DATE '2026-10-02', 'c')`, // two months
 	} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
@@ -70,7 +70,7 @@ func TestStateSlicesStoredOnce(t *testing.T) {
 	}
 	m1 := archive("r-a")
 	if got := store.objects.Load(); got != 5 || len(m1.State) != 5 {
-		t.Fatalf("first run: %d objects put, %d slices; want 5 (2 runs, 2 days, 1 empty table)", got, len(m1.State))
+		t.Fatalf("first run: %d objects put, %d slices; want 5 (2 runs, 2 months of breaks, 1 empty table)", got, len(m1.State))
 	}
 	m2 := archive("r-b")
 	if got := store.objects.Load(); got != 5 {

@@ -237,18 +237,18 @@ func readStateRefs(dir string) (map[string]stateRef, error) {
 // fingerprints mean the same rows in the same order, so the same Parquet
 // bytes. A table whose types hash() does not tell apart byte for byte gets
 // no fingerprints ("").
-func fingerprints(ctx context.Context, db *sql.DB, version, t, col string, cols []column) ([]stateRef, error) {
+func fingerprints(ctx context.Context, db *sql.DB, version, t, value string, cols []column) ([]stateRef, error) {
 	base, hashed, ok := fingerprintBase(version, cols)
 	var q string
 	switch {
-	case !ok && col == "":
+	case !ok && value == "":
 		return []stateRef{{Table: t}}, nil
 	case !ok:
-		q = fmt.Sprintf(`SELECT DISTINCT CAST(%[1]s AS VARCHAR) AS v, 0, '', '', '' FROM main.%[2]s ORDER BY v NULLS FIRST`, ident(col), ident(t))
+		q = fmt.Sprintf(`SELECT DISTINCT %[1]s AS v, 0, '', '', '' FROM main.%[2]s ORDER BY v NULLS FIRST`, value, ident(t))
 	default:
 		v, group := "NULL::VARCHAR", ""
-		if col != "" {
-			v, group = "CAST("+ident(col)+" AS VARCHAR)", " GROUP BY v ORDER BY v NULLS FIRST"
+		if value != "" {
+			v, group = value, " GROUP BY v ORDER BY v NULLS FIRST"
 		}
 		q = fmt.Sprintf(`SELECT any_value(v), count(*), CAST(coalesce(bit_xor(h), 0) AS VARCHAR), CAST(coalesce(sum(h), 0) AS VARCHAR),
 			CAST(coalesce(sum(CAST(h >> 24 AS HUGEINT) * rowid) - min(rowid) * sum(CAST(h >> 24 AS HUGEINT)), 0) AS VARCHAR)

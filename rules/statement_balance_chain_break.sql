@@ -11,12 +11,17 @@
 --
 -- One sort of the entries (narrow rows: frame number, rowid, balances) finds
 -- the breaks and each frame's last entry; the wide columns are read for those
--- few rows only.
+-- few rows only. Only the frames that overlap the window are chained: every
+-- break judged and every chain end checked lies in one, so a night reads its
+-- window's statements, not the history's.
 WITH frames AS (
     SELECT s.rowid AS frame, s.account, s.currency, s.start_datetime, s.end_datetime,
            s.opening_balance, s.closing_balance, s.source_file
     FROM statements s
     JOIN node_accounts n ON n.account = s.account
+),
+window_frames AS (
+    SELECT * FROM frames WHERE start_datetime < $window_end AND end_datetime > $window_start
 ),
 steps AS (
     SELECT
@@ -25,7 +30,7 @@ steps AS (
         lag(e.rowid) OVER w AS previous_entry,
         row_number() OVER w AS n,
         lead(e.rowid) OVER w IS NULL AS last
-    FROM frames f
+    FROM window_frames f
     JOIN statement_entries e ON e.account = f.account AND e.created_at >= f.start_datetime AND e.created_at < f.end_datetime
     WINDOW w AS (PARTITION BY f.frame ORDER BY e.created_at, e.transaction_id)
 ),
