@@ -210,6 +210,26 @@ func duplicates(t *testing.T, db *sql.DB) map[string]int64 {
 }
 
 // TestOverlappingRangesNeverDuplicate loads slices whose ranges overlap, in
+// TestOneRowReportReloaded: a report's first load into an empty table
+// skips the comparison; a reload over a table of one row (rowid 0) still
+// replaces it.
+func TestOneRowReportReloaded(t *testing.T) {
+	lines := strings.SplitAfter(string(readTestdata(t, "sample/reports/payment_ops.csv")), "\n")
+	one := []byte(lines[0] + lines[1])
+	db := newDB(t)
+	for _, id := range []string{"mtd-1", "mtd-2"} {
+		load(t, db, writeExtract(t, opsReport(t, id, "2026-10-01", "2026-10-01", one)))
+		var n int
+		var report string
+		if err := db.QueryRow(`SELECT count(*), any_value(report_id) FROM payment_ops`).Scan(&n, &report); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 || report != id {
+			t.Errorf("after loading %s: %d rows of report %s, want 1 of %s", id, n, report, id)
+		}
+	}
+}
+
 // both orders: every natural key keeps one row.
 func TestOverlappingRangesNeverDuplicate(t *testing.T) {
 	ops := readTestdata(t, "sample/reports/payment_ops.csv")
