@@ -42,6 +42,18 @@ func stateWritten(t *testing.T, dbPath, id string) string {
 	return got[0]
 }
 
+// nightly runs e night after night: night i, a day after the one before,
+// reconciles days i to i+2.
+func nightly(t *testing.T, e *env) func(i int) *pipeline.Result {
+	clock := now
+	return func(i int) *pipeline.Result {
+		clock = clock.Add(24 * time.Hour)
+		c := clock
+		e.cfg.Now = func() time.Time { c = c.Add(time.Second); return c }
+		return e.run(t, mustWindow(t, i, i+2))
+	}
+}
+
 // TestEndStateMakesNextStateAllHits (issue 17): the end pass of a nightly
 // run stores the slices of the state it leaves, so the next run's state
 // stage writes none: every slice of its manifest is an object that was in
@@ -85,13 +97,7 @@ func TestEndStateMakesNextStateAllHits(t *testing.T) {
 func TestEndStateStoreFails(t *testing.T) {
 	srv := s3test.Fake(t)
 	e, st := s3Env(t, srv, 6)
-	clock := now
-	night := func(i int) *pipeline.Result {
-		clock = clock.Add(24 * time.Hour)
-		c := clock
-		e.cfg.Now = func() time.Time { c = c.Add(time.Second); return c }
-		return e.run(t, mustWindow(t, i, i+2))
-	}
+	night := nightly(t, e)
 	night(0)
 	srv.RefusePuts("recon/nightly/" + output.ObjectsDir)
 	res := night(1)
@@ -137,13 +143,7 @@ func TestEndStateStoreFails(t *testing.T) {
 // and the run replays byte for byte.
 func TestSealBrokenByAWrite(t *testing.T) {
 	e := newEnv(t, 6)
-	clock := now
-	night := func(i int) *pipeline.Result {
-		clock = clock.Add(24 * time.Hour)
-		c := clock
-		e.cfg.Now = func() time.Time { c = c.Add(time.Second); return c }
-		return e.run(t, mustWindow(t, i, i+2))
-	}
+	night := nightly(t, e)
 	night(0)
 	if _, err := os.Stat(e.cfg.DB + ".state-seal"); err != nil {
 		t.Fatalf("the first night's end state stored, no seal: %v", err)
