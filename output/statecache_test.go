@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"recon/output"
-	reconsql "recon/sql"
 )
 
 // cacheRun is one archived run of TestStateCache: the manifest with the
@@ -29,7 +28,7 @@ type cacheRun struct {
 // and it restores the warehouse.
 func TestStateCache(t *testing.T) {
 	ctx := t.Context()
-	db := migratedDB(t)
+	db := newDB(t)
 	exec(t, db,
 		`CREATE TABLE zz_loaded (run_id VARCHAR, n INTEGER, amount DECIMAL(38,12), tags VARCHAR[], wait INTERVAL)`,
 		`INSERT INTO zz_loaded SELECT 'r-' || (i % 5), i, i / 100, ['a', 'b'], INTERVAL 1 DAY FROM range(5000) t(i)`,
@@ -132,20 +131,6 @@ func TestStateCache(t *testing.T) {
 	}
 }
 
-// migratedDB is a new warehouse file with recon's schema.
-func migratedDB(t *testing.T) *sql.DB {
-	t.Helper()
-	db, err := reconsql.OpenDB(filepath.Join(t.TempDir(), "w.duckdb"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := reconsql.Migrate(t.Context(), db); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
 // discard is a store that takes nothing: Upload only describes the folder.
 type discard struct{ output.Store }
 
@@ -171,7 +156,7 @@ func exec(t *testing.T, db *sql.DB, qs ...string) {
 // fingerprinted.
 func TestSealedSaveInputs(t *testing.T) {
 	ctx := t.Context()
-	db := migratedDB(t)
+	db := newDB(t)
 	exec(t, db,
 		`CREATE TABLE zz_loaded (run_id VARCHAR, n INTEGER)`,
 		`INSERT INTO zz_loaded SELECT CASE WHEN i % 7 = 0 THEN NULL ELSE 'r-' || (i % 12) END, i FROM range(3000) t(i)`,
