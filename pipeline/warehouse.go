@@ -208,15 +208,14 @@ func (w *Warehouse) Publish(ctx context.Context) error {
 		return fmt.Errorf("publish %s: %w", w.published, err)
 	}
 	if w.sealAs != "" {
-		if err := w.writeSeal(); err != nil {
-			return err
-		}
+		_ = w.writeSeal() // published already: a seal not written costs the next run one read
 	}
 	return syncFile(filepath.Dir(w.published))
 }
 
-// writeSeal seals the published file for w.sealAs. A seal lost in a crash
-// costs the next run one read of the tables; a torn one is not read.
+// writeSeal seals the published file for w.sealAs. The file is published
+// already: a seal not written, or lost in a crash, costs the next run one
+// read of the tables, and a torn one is not read, so its error is dropped.
 func (w *Warehouse) writeSeal() error {
 	fi, err := os.Stat(w.published)
 	if err != nil {
@@ -228,12 +227,10 @@ func (w *Warehouse) writeSeal() error {
 	}
 	tmp := w.published + sealSuffix + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("seal %s: %w", w.published, err)
+		os.Remove(tmp)
+		return err
 	}
-	if err := os.Rename(tmp, w.published+sealSuffix); err != nil {
-		return fmt.Errorf("seal %s: %w", w.published, err)
-	}
-	return nil
+	return os.Rename(tmp, w.published+sealSuffix)
 }
 
 // Discard closes and removes the working copy; the published file is untouched.
