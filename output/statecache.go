@@ -1,7 +1,6 @@
 package output
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -89,8 +88,9 @@ func loadStateCache(ctx context.Context, db *sql.DB, url string) (stateCache, er
 	if ok, err := hasTable(ctx, db, "state_cache"); err != nil || !ok {
 		return c, err
 	}
+	// Ordered as fingerprints orders a table's slices, by DuckDB itself.
 	rows, err := db.QueryContext(ctx, `SELECT table_name, slice_value, fingerprint, sha256, size, rows
-		FROM state_cache WHERE archive = $1`, url)
+		FROM state_cache WHERE archive = $1 ORDER BY table_name, slice_value NULLS FIRST`, url)
 	if err != nil {
 		return c, fmt.Errorf("read the state cache: %w", err)
 	}
@@ -111,25 +111,7 @@ func loadStateCache(ctx context.Context, db *sql.DB, url string) (stateCache, er
 		c.objects[cacheKey(t, s, fp)] = f
 		c.tables[t] = append(c.tables[t], stateRef{Table: t, Slice: s, Fingerprint: fp})
 	}
-	if err := rows.Err(); err != nil {
-		return c, err
-	}
-	for _, refs := range c.tables { // as fingerprints orders them: NULL first, then by value
-		slices.SortFunc(refs, func(a, b stateRef) int {
-			if a.Slice == nil || b.Slice == nil {
-				return cmp.Compare(boolInt(a.Slice != nil), boolInt(b.Slice != nil))
-			}
-			return strings.Compare(*a.Slice, *b.Slice)
-		})
-	}
-	return c, nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return c, rows.Err()
 }
 
 // SaveStateCache replaces the state cache of db with the slices of m, the

@@ -54,7 +54,7 @@ func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f raw
 		sql.Named("report_id", f.ReportID), sql.Named("file", f.Path), sql.Named("run_id", l.runID),
 		sql.Named("source", t.Source), sql.Named("type", reportType(t)), sql.Named("account", nil), sql.Named("last", last))
 	replace := []string{`DELETE FROM quarantine WHERE source = $source AND account IS NULL AND window_from >= $from AND window_to <= $to`}
-	if last >= 0 { // the table held rows before: compare and replace them (an empty one has none, and its stage would cost a join of the new rows)
+	if last >= 0 { // rows before the load to compare and replace: none in an empty table
 		if err := execAll(ctx, tx, args, newRowsSQL(t)); err != nil {
 			return st, fmt.Errorf("stage the keys of %s: %w", f.Path, err)
 		}

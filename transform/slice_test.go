@@ -209,7 +209,6 @@ func duplicates(t *testing.T, db *sql.DB) map[string]int64 {
 	return out
 }
 
-// TestOverlappingRangesNeverDuplicate loads slices whose ranges overlap, in
 // TestOneRowReportReloaded: a report's first load into an empty table
 // skips the comparison; a reload over a table of one row (rowid 0) still
 // replaces it.
@@ -230,6 +229,7 @@ func TestOneRowReportReloaded(t *testing.T) {
 	}
 }
 
+// TestOverlappingRangesNeverDuplicate loads slices whose ranges overlap, in
 // both orders: every natural key keeps one row.
 func TestOverlappingRangesNeverDuplicate(t *testing.T) {
 	ops := readTestdata(t, "sample/reports/payment_ops.csv")
