@@ -51,6 +51,7 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	defer limitGoMemory()()
 	prefix, m, err := output.FindRun(ctx, store, runID)
 	if err != nil {
 		return nil, err

@@ -93,6 +93,7 @@ func Run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
 		return nil, err
 	}
 	defer lock.Release()
+	defer limitGoMemory()()
 	started := cfg.Now()
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if cfg.RunTimeout > 0 {
