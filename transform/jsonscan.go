@@ -19,23 +19,79 @@ func scanObject(raw []byte) (map[string]json.RawMessage, bool) {
 	if len(raw) < 2 || raw[0] != '{' {
 		return nil, false
 	}
-	m, end, ok := scanObjectAt(raw, 0, 0)
+	m, end, ok := scanObjectAt(raw, 0, 0, nil)
 	return m, ok && end == len(raw)
 }
 
-// scanObjectAt splits the object at b[i], its values at depth, and
-// returns its end.
-func scanObjectAt(b []byte, i, depth int) (map[string]json.RawMessage, int, bool) {
-	m := make(map[string]json.RawMessage, 16)
+// scanObjectAt splits the object at b[i], its values at depth, into a map
+// from maps (nil: a new one), and returns its end.
+func scanObjectAt(b []byte, i, depth int, maps *fieldMaps) (map[string]json.RawMessage, int, bool) {
+	m := maps.get()
 	end, ok := scanSeq(b, i+1, '}', func(j int) (int, bool) {
 		key, start, end, ok := scanField(b, j, depth)
 		if !ok || !plainKey(key) {
 			return 0, false
 		}
-		m[string(key)] = json.RawMessage(b[start:end:end])
+		m[keyString(key)] = json.RawMessage(b[start:end:end])
 		return end, true
 	})
 	return m, end, ok
+}
+
+// keyNames holds the field names of the tables the loader fills and of
+// the objects of a payment; keyString takes a key's string from it, so a
+// map of fields does not allocate a string per known field.
+var keyNames = map[string]string{}
+
+func init() { // not a var's initializer: allTables reaches the scanner
+	for _, t := range allTables() {
+		for _, c := range t.Columns {
+			keyNames[c.Name] = c.Name
+		}
+	}
+	for _, fields := range paymentKnown {
+		for _, f := range fields {
+			keyNames[f] = f
+		}
+	}
+}
+
+// keyString is string(key), interned when it is a known field name.
+func keyString(key []byte) string {
+	if s, ok := keyNames[string(key)]; ok {
+		return s
+	}
+	return string(key)
+}
+
+// fieldMaps hands out the field maps of the payments a parser reads and
+// takes them back once their rows are built: a new map per object was
+// half of what parsing a payment allocated. A nil *fieldMaps makes new ones.
+type fieldMaps struct{ free, used []map[string]json.RawMessage }
+
+func (f *fieldMaps) get() map[string]json.RawMessage {
+	if f == nil {
+		return make(map[string]json.RawMessage, 16)
+	}
+	var m map[string]json.RawMessage
+	if n := len(f.free); n > 0 {
+		m, f.free = f.free[n-1], f.free[:n-1]
+	} else {
+		m = make(map[string]json.RawMessage, 16)
+	}
+	f.used = append(f.used, m)
+	return m
+}
+
+// recycle empties every map handed out since the last recycle, for get to
+// hand out again: the docs holding them must no longer be read.
+func (f *fieldMaps) recycle() {
+	for _, m := range f.used {
+		clear(m)
+	}
+	f.free = append(f.free, f.used...)
+	clear(f.used)
+	f.used = f.used[:0]
 }
 
 // plainKey reports whether a key is ASCII without escapes: its text is then

@@ -70,23 +70,24 @@ func BenchmarkParse(b *testing.B) {
 			}
 			return bl.loaded[fs[0].Path], err
 		}},
-		{raw.SourcePayment, func(fs []raw.File) (int64, error) {
-			bl := newBuilder(&Payments, discard)
-			defer bl.release()
-			var n int64
+		{raw.SourcePayment, func(fs []raw.File) (int64, error) { // the payments and their four child tables
+			p := newPaymentParser()
+			defer p.release()
 			for _, f := range fs {
-				content, err := readPage(l.path(f), f.Path)
-				if err != nil {
+				if err := p.page(l, f); err != nil {
+					return 0, err
+				}
+			}
+			var n int64 // payments: ns/row is per payment
+			for _, f := range fs {
+				n += p.bs[0].loaded[f.Path]
+			}
+			for _, bl := range p.bs {
+				if err := bl.finish(); err != nil {
 					return n, err
 				}
-				for j, raw := range content {
-					if err := paymentRow(bl, pos{file: f.Path, n: int64(j + 1)}, raw, paymentObjects(raw), nil); err != nil {
-						return n, err
-					}
-				}
-				n += bl.loaded[f.Path]
 			}
-			return n, bl.finish()
+			return n, nil
 		}},
 		{raw.SourceLiquidation, func(fs []raw.File) (int64, error) {
 			bs := make([]*builder, len(liquidationTables))

@@ -105,6 +105,7 @@ const paymentParsers = 2
 type paymentParser struct {
 	bs   []*builder
 	recs [][]arrow.RecordBatch
+	maps fieldMaps // of the payment being read
 }
 
 func newPaymentParser() *paymentParser {
@@ -135,12 +136,15 @@ func (p *paymentParser) page(l *Loader, f raw.File) error {
 	}
 	since := raw.PaymentsSince(f)
 	for j, item := range content {
-		doc := paymentObjects(item)
+		doc := paymentObjects(item, &p.maps)
 		if since && !paymentInWindow(doc, f.Window) {
+			p.maps.recycle()
 			continue
 		}
 		at := pos{file: f.Path, n: int64(j + 1), path: fmt.Sprintf("$.content[%d]", j)}
-		if err := paymentRows(p.bs, at, item, doc); err != nil {
+		err := paymentRows(p.bs, at, item, doc)
+		p.maps.recycle() // the rows are built: doc is read no more
+		if err != nil {
 			return fmt.Errorf("read payments pages: %w", err)
 		}
 	}
@@ -355,10 +359,11 @@ func (doc paymentDoc) each(k listKey, path string, fn func(string, json.RawMessa
 	return nil
 }
 
-// paymentObjects decodes the objects of a Payment that paymentKnown names;
-// objs is nil when the payment is not an object.
-func paymentObjects(raw json.RawMessage) paymentDoc {
-	if doc, ok := scanPayment(bytes.TrimSpace(raw)); ok {
+// paymentObjects decodes the objects of a Payment that paymentKnown names,
+// the scanner's field maps from maps (nil: new ones); objs is nil when the
+// payment is not an object.
+func paymentObjects(raw json.RawMessage, maps *fieldMaps) paymentDoc {
+	if doc, ok := scanPayment(bytes.TrimSpace(raw), maps); ok {
 		return doc
 	}
 	return decodePayment(raw)
@@ -393,7 +398,7 @@ func decodePayment(raw json.RawMessage) paymentDoc {
 
 // scanPayment is paymentObjects in one pass of the scanner, for a Payment
 // it can make direct; ok is false for any other.
-func scanPayment(b []byte) (paymentDoc, bool) {
+func scanPayment(b []byte, maps *fieldMaps) (paymentDoc, bool) {
 	if len(b) < 2 || b[0] != '{' {
 		return paymentDoc{}, false
 	}
@@ -401,7 +406,7 @@ func scanPayment(b []byte) (paymentDoc, bool) {
 	lists := map[listKey][]listed{}
 	var obj func(i int, name string, depth int) (int, bool)
 	obj = func(i int, name string, depth int) (int, bool) {
-		m := make(map[string]json.RawMessage, 16)
+		m := maps.get()
 		objs[name] = m
 		nested := paymentNested[name]
 		return scanSeq(b, i+1, '}', func(j int) (int, bool) {
@@ -420,13 +425,13 @@ func scanPayment(b []byte) (paymentDoc, bool) {
 				return 0, false // a known object that is not one (null is no object)
 			case start < len(b) && b[start] == '[' && paymentLists[listKey{name, string(key)}]:
 				var items []listed
-				items, end, ok = scanList(b, start, depth+1)
+				items, end, ok = scanList(b, start, depth+1, maps)
 				lists[listKey{name, string(key)}] = items
 			default:
 				end, ok = scanValue(b, start, depth)
 			}
 			n := len(m)
-			m[string(key)] = json.RawMessage(b[start:end:end])
+			m[keyString(key)] = json.RawMessage(b[start:end:end])
 			return end, ok && len(m) > n
 		})
 	}
@@ -438,12 +443,12 @@ func scanPayment(b []byte) (paymentDoc, bool) {
 }
 
 // scanList splits the array at b[i] (at depth) into its elements, those
-// that are objects into their fields, and returns its end.
-func scanList(b []byte, i, depth int) ([]listed, int, bool) {
+// that are objects into their fields (maps from maps), and returns its end.
+func scanList(b []byte, i, depth int, maps *fieldMaps) ([]listed, int, bool) {
 	var items []listed
 	end, ok := scanSeq(b, i+1, ']', func(j int) (int, bool) {
 		if j < len(b) && b[j] == '{' {
-			if m, end, ok := scanObjectAt(b, j, depth+1); ok {
+			if m, end, ok := scanObjectAt(b, j, depth+1, maps); ok {
 				items = append(items, listed{b[j:end:end], m})
 				return end, true
 			}

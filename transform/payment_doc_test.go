@@ -74,12 +74,12 @@ func TestPaymentDirectMatchesDecoded(t *testing.T) {
 			name   string
 			text   string
 			direct bool
-		}{fmt.Sprintf("testdata payment %d", i), string(item), paymentObjects(item).direct})
+		}{fmt.Sprintf("testdata payment %d", i), string(item), paymentObjects(item, nil).direct})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			text := json.RawMessage(tc.text)
-			doc := paymentObjects(text)
+			doc := paymentObjects(text, nil)
 			if doc.direct != tc.direct {
 				t.Fatalf("direct = %v, want %v", doc.direct, tc.direct)
 			}

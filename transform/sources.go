@@ -161,7 +161,7 @@ func paymentColumnsDecoded(b *builder, raw json.RawMessage) error {
 
 // sweptPaymentRow flattens one payment of the label sweep.
 func sweptPaymentRow(b *builder, at pos, raw json.RawMessage) error {
-	return paymentRow(b, at, raw, paymentObjects(raw), nil)
+	return paymentRow(b, at, raw, paymentObjects(raw, nil), nil)
 }
 
 // readPage returns the items of a server API page (raw.Content), the raw
