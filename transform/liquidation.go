@@ -13,13 +13,15 @@ import (
 	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"golang.org/x/sync/errgroup"
 
 	"recon/extract/raw"
 )
 
 // liquidationChunk is how many liquidation files, liquidationChunkBytes how
 // many of their bytes, are staged and replaced per transaction at most (a
-// chunk holds one file at least); they bound the memory of a large load.
+// chunk holds one file at least); they bound the memory of a large load,
+// which holds two chunks at a time (one stored, the next parsed).
 const (
 	liquidationChunk      = 10000
 	liquidationChunkBytes = 32 << 20
@@ -35,51 +37,106 @@ var liquidationParts = []string{"execution_strategy", "execution_summary", "trad
 // page, each item that carries its trade_requests is loaded at its id's
 // first occurrence, in files order, as extract reads the list; a summary is
 // loaded from its own file, and a later repeat of an id is skipped.
+// A chunk is parsed while the one before is stored: parsing is one core,
+// DuckDB's appends and commit most of another.
 func (l *Loader) loadLiquidations(ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
 	var out []FileStats
-	listed := map[string]bool{} // ids met in the list pages
-	for start := 0; start < len(files); {
-		end, size := start+1, files[start].Size
-		for end < len(files) && end-start < liquidationChunk && size+files[end].Size <= liquidationChunkBytes {
-			size += files[end].Size
-			end++
+	g, gctx := errgroup.WithContext(ctx)
+	parsed := make(chan *liquidationBatch) // unbuffered: one chunk parsed ahead at most
+	g.Go(func() error {
+		defer close(parsed)
+		listed := map[string]bool{} // ids met in the list pages
+		for start := 0; start < len(files); {
+			end, size := start+1, files[start].Size
+			for end < len(files) && end-start < liquidationChunk && size+files[end].Size <= liquidationChunkBytes {
+				size += files[end].Size
+				end++
+			}
+			c, err := l.parseLiquidations(files[start:end], listed)
+			if err != nil {
+				return err
+			}
+			select {
+			case parsed <- c:
+			case <-gctx.Done():
+				c.release()
+				return context.Cause(gctx)
+			}
+			start = end
 		}
-		fs, err := l.loadLiquidationChunk(ctx, conn, files[start:end], listed)
-		if err != nil {
-			return out, err
+		return nil
+	})
+	g.Go(func() error {
+		for c := range parsed {
+			fs, err := l.storeLiquidations(gctx, conn, c)
+			c.release()
+			if err != nil {
+				return err // the parser stops: gctx is done
+			}
+			out = append(out, fs...)
 		}
-		out = append(out, fs...)
-		start = end
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 var liquidationTables = []*Table{&Liquidations, &LiquidationTrades, &TradeExecutions}
 
-func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files []raw.File, listed map[string]bool) ([]FileStats, error) {
-	recs := make([][]arrow.RecordBatch, len(liquidationTables))
-	bs := make([]*builder, len(liquidationTables))
-	for i, t := range liquidationTables {
-		bs[i] = newBuilder(t, func(rec arrow.RecordBatch) error { recs[i] = append(recs[i], rec); return nil })
+// liquidationBatch is a chunk of liquidation files parsed: one builder and
+// its record batches per table of liquidationTables, and each file's items.
+type liquidationBatch struct {
+	files []raw.File
+	bs    []*builder
+	recs  [][]arrow.RecordBatch
+	items []*int64
+}
+
+func (c *liquidationBatch) release() {
+	for i := range c.bs {
+		c.bs[i].release()
+		for _, r := range c.recs[i] {
+			r.Release()
+		}
 	}
-	defer func() {
-		for i := range bs {
-			bs[i].release()
-			for _, r := range recs[i] {
-				r.Release()
+}
+
+// parseLiquidations reads the rows of a chunk of files.
+func (l *Loader) parseLiquidations(files []raw.File, listed map[string]bool) (*liquidationBatch, error) {
+	c := &liquidationBatch{files: files, bs: make([]*builder, len(liquidationTables)),
+		recs: make([][]arrow.RecordBatch, len(liquidationTables)), items: make([]*int64, len(files))}
+	for i, t := range liquidationTables {
+		c.bs[i] = newBuilder(t, func(rec arrow.RecordBatch) error { c.recs[i] = append(c.recs[i], rec); return nil })
+	}
+	err := func() error {
+		for i, f := range files {
+			body, err := readDoc(l.path(f))
+			if err != nil {
+				return err
+			}
+			if c.items[i], err = liquidationFileRows(c.bs, f.Path, body, listed); err != nil {
+				return fmt.Errorf("liquidation %s: %w", f.Path, err)
 			}
 		}
+		for _, b := range c.bs {
+			if err := b.finish(); err != nil {
+				return err
+			}
+		}
+		return nil
 	}()
-	items := make([]*int64, len(files))
-	for i, f := range files {
-		body, err := readDoc(l.path(f))
-		if err != nil {
-			return nil, err
-		}
-		if items[i], err = liquidationFileRows(bs, f.Path, body, listed); err != nil {
-			return nil, fmt.Errorf("liquidation %s: %w", f.Path, err)
-		}
+	if err != nil {
+		c.release()
+		return nil, err
 	}
+	return c, nil
+}
+
+// storeLiquidations replaces, in one transaction, the liquidations of a
+// parsed chunk with its rows.
+func (l *Loader) storeLiquidations(ctx context.Context, conn *sql.Conn, c *liquidationBatch) ([]FileStats, error) {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -91,18 +148,15 @@ func (l *Loader) loadLiquidationChunk(ctx context.Context, conn *sql.Conn, files
 		if last[i], err = lastRowid(ctx, tx, t); err != nil {
 			return nil, fmt.Errorf("load liquidations: %w", err)
 		}
-		if err := bs[i].finish(); err != nil {
-			return nil, err
-		}
-		if err := appendRecords(ctx, conn, "stage_"+t.Name, bs[i].schema, recs[i], insertSQL(t, "stage_"+t.Name+"_arrow"),
+		if err := appendRecords(ctx, conn, "stage_"+t.Name, c.bs[i].schema, c.recs[i], insertSQL(t, "stage_"+t.Name+"_arrow"),
 			sql.Named("run_id", l.runID)); err != nil {
 			return nil, err
 		}
-		bad = append(bad, bs[i].bad...)
+		bad = append(bad, c.bs[i].bad...)
 	}
-	stats := fileStats(files, bs...)
+	stats := fileStats(c.files, c.bs...)
 	for i := range stats {
-		stats[i].Items = items[i]
+		stats[i].Items = c.items[i]
 	}
 	if err := stageRecord(ctx, conn, bad, stats); err != nil {
 		return nil, err
