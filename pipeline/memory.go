@@ -6,11 +6,12 @@ import (
 )
 
 // goMemoryLimit is the soft limit of Go's memory while a run or a replay
-// works, unless GOMEMLIMIT sets one. Beside DuckDB's 512 MB buffer pool
-// (sql.OpenDB) it keeps a 1M-payment day under 1 GiB: the load's parse
-// holds 120-190 MB live, and with GOGC's default alone the heap grew to
-// 365 MB before a collection (docs/performance.md). Past the limit the
-// collector runs more often; it never fails an allocation.
+// works, unless GOMEMLIMIT sets one. Beside DuckDB's buffer pool (384 MB,
+// 512 while the rules run: sql.OpenDB) it keeps a 1M-payment day under
+// 1 GiB: the load's parse holds 120-190 MB live, and with GOGC's default
+// alone the heap grew to 365 MB before a collection (docs/performance.md).
+// Past the limit the collector runs more often; it never fails an
+// allocation.
 const goMemoryLimit = 256 << 20
 
 // limitGoMemory sets goMemoryLimit when no limit is set and returns what

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"recon/extract/raw"
+	reconsql "recon/sql"
 )
 
 // Columns are what a rule's SELECT may return. break_key (unique within the
@@ -81,7 +82,8 @@ type Result struct {
 // values, declared tables, returned columns), then runs them and merges what
 // they find: into breaks (new, persisting, resolved; stable break_id;
 // ageing and severity escalation) and into pending_items. Nothing runs when
-// a rule is invalid.
+// a rule is invalid. DuckDB's memory limit is reconsql.RulesMemoryLimit
+// meanwhile: the largest joins spill below it.
 func Apply(ctx context.Context, db *sql.DB, rules []Rule, run Run) (Result, error) {
 	res := Result{Found: map[string]int64{}, Pending: map[string]int64{}, Took: map[string]time.Duration{}}
 	conn, err := db.Conn(ctx)
@@ -89,26 +91,34 @@ func Apply(ctx context.Context, db *sql.DB, rules []Rule, run Run) (Result, erro
 		return res, err
 	}
 	defer conn.Close()
+	err = reconsql.WithMemoryLimit(ctx, conn, reconsql.RulesMemoryLimit, func() error {
+		return apply(ctx, conn, rules, run, &res)
+	})
+	return res, err
+}
+
+// apply is Apply on conn, filling res.
+func apply(ctx context.Context, conn *sql.Conn, rules []Rule, run Run, res *Result) (err error) {
 	for _, q := range []string{`SET TimeZone = 'UTC'`, foundTable, amountText,
 		`CREATE OR REPLACE TEMP TABLE node_accounts (account VARCHAR PRIMARY KEY)`,
 		`CREATE OR REPLACE TEMP TABLE held (rule_id VARCHAR, day_from DATE, day_to DATE)`} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return res, fmt.Errorf("prepare rules: %w", err)
+			return fmt.Errorf("prepare rules: %w", err)
 		}
 	}
 	for _, a := range run.Accounts {
 		if _, err := conn.ExecContext(ctx, `INSERT OR IGNORE INTO node_accounts VALUES (?)`, a); err != nil {
-			return res, fmt.Errorf("node accounts: %w", err)
+			return fmt.Errorf("node accounts: %w", err)
 		}
 	}
 	plans, err := check(ctx, conn, rules, run)
 	if err != nil {
-		return res, err
+		return err
 	}
 	for _, p := range plans {
 		for _, h := range p.holds {
 			if _, err := conn.ExecContext(ctx, `INSERT INTO held VALUES (?, ?, ?)`, h.Rule, h.Window.From, h.Window.To); err != nil {
-				return res, fmt.Errorf("hold rule %s: %w", h.Rule, err)
+				return fmt.Errorf("hold rule %s: %w", h.Rule, err)
 			}
 			res.Held = append(res.Held, h)
 		}
@@ -116,19 +126,19 @@ func Apply(ctx context.Context, db *sql.DB, rules []Rule, run Run) (Result, erro
 	for _, p := range plans {
 		start := time.Now()
 		if err := p.apply(ctx, conn, run); err != nil {
-			return res, err
+			return err
 		}
 		res.Took[p.rule.ID] = time.Since(start)
 	}
 	if _, err := conn.ExecContext(ctx, `DELETE FROM found f WHERE EXISTS (SELECT 1 FROM held h
 		WHERE h.rule_id = f.rule_id AND CAST(f.event_at AS DATE) BETWEEN h.day_from AND h.day_to)`); err != nil {
-		return res, fmt.Errorf("drop held breaks: %w", err)
+		return fmt.Errorf("drop held breaks: %w", err)
 	}
-	if err := count(ctx, conn, run, &res); err != nil {
-		return res, err
+	if err := count(ctx, conn, run, res); err != nil {
+		return err
 	}
 	res.Resolved, err = merge(ctx, conn, rules, run)
-	return res, err
+	return err
 }
 
 // count fills res.Found and res.Pending from found.

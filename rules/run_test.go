@@ -316,3 +316,26 @@ func TestRulesDirOverrides(t *testing.T) {
 		t.Errorf("override: found %v, breaks %v", res.Found, got)
 	}
 }
+
+// TestRulesRunAtTheirMemoryLimit: the rules see DuckDB's memory limit at
+// reconsql.RulesMemoryLimit (512MB, 488.2 MiB), and the database's own
+// (384MB) is back after.
+func TestRulesRunAtTheirMemoryLimit(t *testing.T) {
+	rs, err := rules.Load(rules.Dir{Name: "local", FS: fstest.MapFS{"limit.sql": {Data: []byte(
+		"-- id: limit\n-- severity: P4\n-- description: the memory limit a rule sees\n-- reads: payment_ops\n" +
+			"SELECT network_payment_id AS break_key, quote_ts AS event_at, current_setting('memory_limit') AS detail\n" +
+			"FROM payment_ops WHERE quote_ts >= $window_start AND quote_ts < $window_end\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := newDB(t)
+	fixture(t, db, map[string]string{"payment_ops": lifecycleOps})
+	apply(t, db, rs, rules.Run{ID: "r1", Window: raw.Window{From: day(0), To: day(0)}, AsOf: day(3)})
+	var during, after string
+	if err := db.QueryRow(`SELECT min(detail), current_setting('memory_limit') FROM breaks`).Scan(&during, &after); err != nil {
+		t.Fatal(err)
+	}
+	if during != "488.2 MiB" || after != "366.2 MiB" {
+		t.Errorf("memory limit during the rules %q, after %q; want 488.2 MiB, then 366.2 MiB", during, after)
+	}
+}

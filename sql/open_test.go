@@ -1,6 +1,7 @@
 package sql_test
 
 import (
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -36,12 +37,54 @@ func TestOpenDBSettings(t *testing.T) {
 		if err := c.QueryRowContext(t.Context(), `SELECT current_setting('TimeZone'), current_setting('memory_limit')`).Scan(&tz, &limit); err != nil {
 			t.Fatal(err)
 		}
-		if tz != "UTC" || limit != "488.2 MiB" {
-			t.Errorf("connection %d: TimeZone %q, memory_limit %q, want UTC, 488.2 MiB (512MB)", len(conns), tz, limit)
+		if tz != "UTC" || limit != "366.2 MiB" {
+			t.Errorf("connection %d: TimeZone %q, memory_limit %q, want UTC, 366.2 MiB (384MB)", len(conns), tz, limit)
 		}
 		conns = append(conns, c)
 		if _, err := c.ExecContext(t.Context(), `CREATE TABLE x (a INT)`); err == nil {
 			t.Error("a read-only handle created a table")
+		}
+	}
+}
+
+// TestWithMemoryLimit: fn runs at the limit given, seen by a connection
+// opened meanwhile too (opening one does not set it back), and the
+// database's limit is back after, when fn fails too.
+func TestWithMemoryLimit(t *testing.T) {
+	db, err := reconsql.OpenDB(filepath.Join(t.TempDir(), "limit.duckdb"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	limit := func(c *sql.Conn) string {
+		var l string
+		if err := c.QueryRowContext(t.Context(), `SELECT current_setting('memory_limit')`).Scan(&l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	first, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	failed := errors.New("fn failed")
+	for _, want := range []error{nil, failed} {
+		var during string
+		err := reconsql.WithMemoryLimit(t.Context(), first, reconsql.RulesMemoryLimit, func() error {
+			other, err := db.Conn(t.Context())
+			if err != nil {
+				return err
+			}
+			defer other.Close()
+			during = limit(other)
+			return want
+		})
+		if !errors.Is(err, want) {
+			t.Errorf("error %v, want %v", err, want)
+		}
+		if after := limit(first); during != "488.2 MiB" || after != "366.2 MiB" {
+			t.Errorf("fn failing (%v): limit %q during, %q after; want 488.2 MiB, then 366.2 MiB", want, during, after)
 		}
 	}
 }
