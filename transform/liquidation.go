@@ -2,6 +2,7 @@ package transform
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -13,7 +14,6 @@ import (
 	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"golang.org/x/sync/errgroup"
 
 	"recon/extract/raw"
 )
@@ -40,10 +40,10 @@ var liquidationParts = []string{"execution_strategy", "execution_summary", "trad
 // A chunk is parsed while the one before is stored: parsing is one core,
 // DuckDB's appends and commit most of another.
 func (l *Loader) loadLiquidations(ctx context.Context, conn *sql.Conn, files []raw.File) ([]FileStats, error) {
-	var out []FileStats
-	g, gctx := errgroup.WithContext(ctx)
 	parsed := make(chan *liquidationBatch) // unbuffered: one chunk parsed ahead at most
-	g.Go(func() error {
+	stop := make(chan struct{})            // closed when a store fails
+	var perr error                         // the parser's, read once parsed is closed
+	go func() {
 		defer close(parsed)
 		listed := map[string]bool{} // ids met in the list pages
 		for start := 0; start < len(files); {
@@ -54,30 +54,33 @@ func (l *Loader) loadLiquidations(ctx context.Context, conn *sql.Conn, files []r
 			}
 			c, err := l.parseLiquidations(files[start:end], listed)
 			if err != nil {
-				return err
+				perr = err
+				return
 			}
 			select {
 			case parsed <- c:
-			case <-gctx.Done():
+			case <-stop:
 				c.release()
-				return context.Cause(gctx)
+				return
 			}
 			start = end
 		}
-		return nil
-	})
-	g.Go(func() error {
-		for c := range parsed {
-			fs, err := l.storeLiquidations(gctx, conn, c)
-			c.release()
-			if err != nil {
-				return err // the parser stops: gctx is done
+	}()
+	// Every chunk parsed before a file that cannot be read is stored, as
+	// when chunks were parsed and stored in turn.
+	var out []FileStats
+	var serr error
+	for c := range parsed {
+		if serr == nil {
+			var fs []FileStats
+			if fs, serr = l.storeLiquidations(ctx, conn, c); serr != nil {
+				close(stop)
 			}
 			out = append(out, fs...)
 		}
-		return nil
-	})
-	if err := g.Wait(); err != nil {
+		c.release()
+	}
+	if err := cmp.Or(serr, perr); err != nil {
 		return nil, err
 	}
 	return out, nil

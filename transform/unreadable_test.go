@@ -62,6 +62,7 @@ func TestUnreadableFileKeepsItsSlice(t *testing.T) {
 		{"statement page cut short", "statements/acme_usd@rn.us.ny.acme/2026-10-01_2026-10-01_p0001.json", "", page[:len(page)/2], 2},
 		{"balances snapshot that is not JSON", "balances/balances.json", "", "{", 1},
 		{"transfers page that is not a page", "transfers/p0000.json", "", `"content"`, 1},
+		{"liquidations page whose results are not a list", "liquidations/7d0f4c1e-2b1a-4c55-9e0e-1f1b2a3c4d02.json", "", `{"results": 5}`, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := writeExtract(t, extract(c.path, c.format, c.body)...)
