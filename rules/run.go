@@ -92,13 +92,13 @@ func Apply(ctx context.Context, db *sql.DB, rules []Rule, run Run) (Result, erro
 	}
 	defer conn.Close()
 	err = reconsql.WithMemoryLimit(ctx, conn, reconsql.RulesMemoryLimit, func() error {
-		return apply(ctx, conn, rules, run, &res)
+		return applyOn(ctx, conn, rules, run, &res)
 	})
 	return res, err
 }
 
-// apply is Apply on conn, filling res.
-func apply(ctx context.Context, conn *sql.Conn, rules []Rule, run Run, res *Result) (err error) {
+// applyOn is Apply on conn, filling res.
+func applyOn(ctx context.Context, conn *sql.Conn, rules []Rule, run Run, res *Result) error {
 	for _, q := range []string{`SET TimeZone = 'UTC'`, foundTable, amountText,
 		`CREATE OR REPLACE TEMP TABLE node_accounts (account VARCHAR PRIMARY KEY)`,
 		`CREATE OR REPLACE TEMP TABLE held (rule_id VARCHAR, day_from DATE, day_to DATE)`} {

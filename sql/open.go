@@ -55,12 +55,18 @@ func OpenDB(path string, readOnly bool) (*dbsql.DB, error) {
 // the database: every connection sees it), then puts memoryLimit back, when
 // fn fails too.
 func WithMemoryLimit(ctx context.Context, db Execer, limit string, fn func() error) error {
-	if _, err := db.ExecContext(ctx, "SET memory_limit = '"+limit+"'"); err != nil {
-		return fmt.Errorf("memory limit %s: %w", limit, err)
+	return withSetting(ctx, db, "memory limit", "SET memory_limit = '"+limit+"'", "SET memory_limit = '"+memoryLimit+"'", fn)
+}
+
+// withSetting runs set, then fn, then reset, which runs when fn fails too
+// (and when ctx is done); errors are prefixed with what.
+func withSetting(ctx context.Context, db Execer, what, set, reset string, fn func() error) error {
+	if _, err := db.ExecContext(ctx, set); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	err := fn()
-	if _, rerr := db.ExecContext(context.WithoutCancel(ctx), "SET memory_limit = '"+memoryLimit+"'"); rerr != nil && err == nil {
-		err = fmt.Errorf("memory limit %s: %w", memoryLimit, rerr)
+	if _, rerr := db.ExecContext(context.WithoutCancel(ctx), reset); rerr != nil && err == nil {
+		err = fmt.Errorf("%s: %w", what, rerr)
 	}
 	return err
 }
@@ -79,12 +85,5 @@ type Execer interface {
 // carry their file and line, state slices are fingerprinted and restored as
 // sets.
 func Unordered(ctx context.Context, db Execer, fn func() error) error {
-	if _, err := db.ExecContext(ctx, `SET preserve_insertion_order = false`); err != nil {
-		return fmt.Errorf("unordered writes: %w", err)
-	}
-	err := fn()
-	if _, rerr := db.ExecContext(context.WithoutCancel(ctx), `RESET preserve_insertion_order`); rerr != nil && err == nil {
-		err = fmt.Errorf("unordered writes: %w", rerr)
-	}
-	return err
+	return withSetting(ctx, db, "unordered writes", `SET preserve_insertion_order = false`, `RESET preserve_insertion_order`, fn)
 }
