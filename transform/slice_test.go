@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"recon/extract/raw"
+	"recon/transform"
 )
 
 // rawFile is one raw file of a hand-made extract folder.
@@ -119,7 +120,16 @@ func changes(t *testing.T, db *sql.DB) []change {
 // every day. A newer generation that changes two rows already loaded (an
 // amount, a state) and adds a day gives exactly two change records; loading
 // it again adds none; a generation that drops a row records it as removed.
+// The same holds when the rows are paired in parts of two.
 func TestRegeneratedReportRecordsChanges(t *testing.T) {
+	t.Run("one part", regeneratedReportRecordsChanges)
+	t.Run("parts of two", func(t *testing.T) {
+		transform.SetPairPart(t, 2)
+		regeneratedReportRecordsChanges(t)
+	})
+}
+
+func regeneratedReportRecordsChanges(t *testing.T) {
 	gen1 := readTestdata(t, "sample/reports/payment_ops.csv")
 	gen2 := replaceOnLine(t, gen1, "97eaa87c-a75d-44dd-b072-a561c3f10fb6", ",5541.98,", ",5541.89,")
 	gen2 = replaceOnLine(t, gen2, "ed3b8ef7-b524-4ef7-bfba-9a50bc2821f4", ",CASH_PAYOUT,COMPLETED,", ",CASH_PAYOUT,FAILED,")

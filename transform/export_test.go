@@ -1,0 +1,11 @@
+package transform
+
+import "testing"
+
+// SetPairPart makes report loads pair their rows in parts of n rows, until
+// the test ends.
+func SetPairPart(t testing.TB, n int64) {
+	old := pairPart
+	pairPart = n
+	t.Cleanup(func() { pairPart = old })
+}
