@@ -58,10 +58,9 @@ func (l *Loader) loadReport(ctx context.Context, conn *sql.Conn, t *Table, f raw
 		if err := execAll(ctx, tx, args, newRowsSQL(t)); err != nil {
 			return st, fmt.Errorf("stage the keys of %s: %w", f.Path, err)
 		}
-		if st.Changes, err = recordChanges(ctx, tx, t, args); err != nil {
+		if st.Changes, err = replaceRows(ctx, tx, t, args); err != nil {
 			return st, fmt.Errorf("compare %s with the rows loaded: %w", f.Path, err)
 		}
-		replace = append(replace, fmt.Sprintf(`DELETE FROM %s WHERE %s`, t.Name, replacedRows(t, t.Name)))
 	}
 	if err := execAll(ctx, tx, args, append(replace, recordFilesSQL...)...); err != nil {
 		return st, fmt.Errorf("load %s into %s: %w", f.Path, t.Name, err)
@@ -144,31 +143,42 @@ func keyMatch(t *Table, a, b string) string {
 	return strings.Join(parts, " AND ")
 }
 
-// recordChanges records the changes a load brings to the rows it replaces.
-// Those rows go into a temporary table first, as the stage holds the new
-// rows: row id and the hashes of key and tracked values. The two sides are
-// paired in parts by their keys' hash (pairedSQL); the pairs whose tracked
-// values' hashes differ, and the rows with no pair, are kept, then compared
-// value by value (changesSQL).
-func recordChanges(ctx context.Context, tx *sql.Tx, t *Table, args []any) (int64, error) {
-	var replacing bool
-	if err := tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM %s o WHERE %s)`, t.Name, replacedRows(t, "o")),
-		args...).Scan(&replacing); err != nil {
-		return 0, fmt.Errorf("find the rows replaced: %w", err)
-	} else if !replacing {
-		return 0, nil
-	}
+// replaceRows deletes the rows a load replaces (replacedRows), once the
+// changes the load brings to them are recorded. Those rows go into a
+// temporary table first, as the stage holds the new rows: row id and the
+// hashes of key and tracked values. The two sides are paired in parts by
+// their keys' hash (pairedSQL); the pairs whose tracked values' hashes
+// differ, and the rows with no pair, are kept, then compared value by value
+// (changesSQL). It returns the number of changes recorded.
+func replaceRows(ctx context.Context, tx *sql.Tx, t *Table, args []any) (int64, error) {
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE replaced AS
 		SELECT o.rowid AS _row, %s AS _k, %s AS _h FROM %s o WHERE %s`,
 		keyHash(t, "o."), trackedHash(t, "o."), t.Name, replacedRows(t, "o")), args...); err != nil {
-		return 0, fmt.Errorf("stage the rows replaced: %w", err)
+		return 0, fmt.Errorf("find the rows replaced: %w", err)
 	}
 	defer tx.ExecContext(ctx, `DROP TABLE IF EXISTS replaced`)
 	defer tx.ExecContext(ctx, `DROP TABLE IF EXISTS paired`)
-	var rows int64
-	if err := tx.QueryRowContext(ctx, `SELECT greatest((SELECT count(*) FROM stage), (SELECT count(*) FROM replaced))`).Scan(&rows); err != nil {
-		return 0, fmt.Errorf("count the rows to pair: %w", err)
+	var rows int64 // the larger side
+	if err := tx.QueryRowContext(ctx, `SELECT CASE WHEN EXISTS (FROM replaced)
+		THEN greatest((SELECT count(*) FROM stage), (SELECT count(*) FROM replaced)) ELSE 0 END`).Scan(&rows); err != nil {
+		return 0, fmt.Errorf("count the rows replaced: %w", err)
 	}
+	if rows == 0 {
+		return 0, nil
+	}
+	changes, err := recordChanges(ctx, tx, t, args, rows)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s WHERE rowid IN (SELECT _row FROM replaced)`, t.Name)); err != nil {
+		return 0, fmt.Errorf("delete the rows replaced: %w", err)
+	}
+	return changes, nil
+}
+
+// recordChanges pairs the rows replaced with the new ones, rows on the
+// larger side, and records the changes (see replaceRows).
+func recordChanges(ctx context.Context, tx *sql.Tx, t *Table, args []any, rows int64) (int64, error) {
 	if _, err := tx.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE paired (o_row BIGINT, n_row BIGINT, _n BIGINT)`); err != nil {
 		return 0, err
 	}
