@@ -189,6 +189,41 @@ func regeneratedReportRecordsChanges(t *testing.T) {
 	}
 }
 
+// TestRegeneratedReconRecordsChangesByTransaction: RECON rows are keyed by
+// payment and transaction. A newer generation that changes one amount of
+// one transaction gives one change, on that transaction's row key, and a
+// generation without a transaction records that row as removed.
+func TestRegeneratedReconRecordsChangesByTransaction(t *testing.T) {
+	recon := func(id string, body []byte) string {
+		return writeExtract(t, rawFile{raw.File{Source: raw.SourceRecon, Format: raw.FormatCSV, Path: "reports/" + id + ".csv",
+			Window: window(t, "2026-10-01", "2026-10-01"), Status: raw.StatusReady, ReportID: id,
+			Request: "GET /v1/reports/download/" + id}, body})
+	}
+	gen1 := readTestdata(t, "sample/reports/recon.csv")
+	const trade = "59e1f617-744f-4252-8251-2622d882d2c1"
+	gen2 := replaceOnLine(t, gen1, trade, ",5650.60,", ",5650.61,")
+	db := newDB(t)
+	load(t, db, recon("recon-1", gen1))
+	load(t, db, recon("recon-2", gen2))
+	want := []change{{Kind: "changed", Key: "3a4c81e0-ebd5-4298-9bd3-f2d600e43638/" + trade, Column: "source_result_adjusted_amount",
+		Old: "5650.600000000000", New: "5650.610000000000", OldReport: "recon-1", NewReport: "recon-2", OldLine: 3, NewLine: 3}}
+	if diff := cmp.Diff(want, changes(t, db)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+
+	var kept []string
+	for _, l := range strings.SplitAfter(string(gen2), "\n") {
+		if !strings.Contains(l, trade) {
+			kept = append(kept, l)
+		}
+	}
+	load(t, db, recon("recon-3", []byte(strings.Join(kept, ""))))
+	got := changes(t, db)
+	if len(got) != 2 || got[1].Kind != "removed" || got[1].Key != want[0].Key || got[1].OldReport != "recon-2" {
+		t.Errorf("after a generation without the trade, changes %+v; want the trade's row removed from recon-2", got)
+	}
+}
+
 // duplicates counts, per table, the rows beyond one per natural key.
 func duplicates(t *testing.T, db *sql.DB) map[string]int64 {
 	t.Helper()
