@@ -157,16 +157,14 @@ func replaceRows(ctx context.Context, tx *sql.Tx, t *Table, args []any) (int64, 
 		return 0, fmt.Errorf("find the rows replaced: %w", err)
 	}
 	defer tx.ExecContext(ctx, `DROP TABLE IF EXISTS replaced`)
-	defer tx.ExecContext(ctx, `DROP TABLE IF EXISTS paired`)
-	var rows int64 // the larger side
-	if err := tx.QueryRowContext(ctx, `SELECT CASE WHEN EXISTS (FROM replaced)
-		THEN greatest((SELECT count(*) FROM stage), (SELECT count(*) FROM replaced)) ELSE 0 END`).Scan(&rows); err != nil {
+	var replaced, added int64
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM replaced), (SELECT count(*) FROM stage)`).Scan(&replaced, &added); err != nil {
 		return 0, fmt.Errorf("count the rows replaced: %w", err)
 	}
-	if rows == 0 {
+	if replaced == 0 {
 		return 0, nil
 	}
-	changes, err := recordChanges(ctx, tx, t, args, rows)
+	changes, err := recordChanges(ctx, tx, t, args, max(replaced, added))
 	if err != nil {
 		return 0, err
 	}
@@ -182,6 +180,7 @@ func recordChanges(ctx context.Context, tx *sql.Tx, t *Table, args []any, rows i
 	if _, err := tx.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE paired (o_row BIGINT, n_row BIGINT, _n BIGINT)`); err != nil {
 		return 0, err
 	}
+	defer tx.ExecContext(ctx, `DROP TABLE IF EXISTS paired`)
 	parts := (rows + pairPart - 1) / pairPart
 	for part := range parts {
 		if _, err := tx.ExecContext(ctx, pairedSQL(t), sql.Named("parts", parts), sql.Named("part", part)); err != nil {
