@@ -78,6 +78,9 @@ type Result struct {
 	Held     []Hold
 }
 
+// memoryLimit is DuckDB's memory limit while the rules run.
+var memoryLimit = reconsql.RulesMemoryLimit
+
 // Apply validates every rule against the database and the run (parameter
 // values, declared tables, returned columns), then runs them and merges what
 // they find: into breaks (new, persisting, resolved; stable break_id;
@@ -91,7 +94,7 @@ func Apply(ctx context.Context, db *sql.DB, rules []Rule, run Run) (Result, erro
 		return res, err
 	}
 	defer conn.Close()
-	err = reconsql.WithMemoryLimit(ctx, conn, reconsql.RulesMemoryLimit, func() error {
+	err = reconsql.WithMemoryLimit(ctx, conn, memoryLimit, func() error {
 		return applyOn(ctx, conn, rules, run, &res)
 	})
 	return res, err
@@ -359,56 +362,82 @@ func merge(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) (int64, e
 		sql.Named("from", run.Window.From), sql.Named("to", run.Window.To), sql.Named("rules", ids)}
 	steps := []struct{ name, q string }{
 		{"clear pending items", `DELETE FROM pending_items b WHERE list_contains($rules, b.rule_id) AND ` + judged},
-		{"record pending items", `INSERT OR REPLACE INTO pending_items BY NAME
+		// Deletes and inserts, not INSERT OR REPLACE, ON CONFLICT or UPDATE:
+		// DuckDB holds an upsert's or an update's changes pinned until the
+		// commit, and the 955,000 breaks of a 1M day without its statements
+		// ran out of its 512 MB that way; deletes and inserts pass.
+		{"drop pending items found again", `DELETE FROM pending_items WHERE break_id IN (SELECT break_id FROM found WHERE due_at > $as_of)`},
+		{"record pending items", `INSERT INTO pending_items BY NAME
 			SELECT break_id, rule_id, severity, break_key, CAST(event_at AS DATE) AS event_date, due_at, payment_id,
 				end_to_end_id, account, currency, expected, actual, difference, detail, left_source, right_source,
 				coalesce(sweep, false) AS sweep, $run_id AS run_id, $as_of AS as_of
 			FROM found WHERE due_at > $as_of`},
-		{"merge breaks", `INSERT INTO breaks BY NAME
-			SELECT break_id, rule_id, severity, severity AS base_severity, 'new' AS status, break_key,
-				CAST(event_at AS DATE) AS event_date, payment_id, end_to_end_id, account, currency, expected, actual,
-				difference, detail,
-				left_source, right_source, $run_id AS first_seen_run, $as_of AS first_seen_at, $run_id AS last_seen_run,
-				NULL AS resolved_run, 0 AS age_days, '0-1' AS ageing_bucket, coalesce(sweep, false) AS sweep
-			FROM found WHERE due_at IS NULL OR due_at <= $as_of
-			ON CONFLICT (break_id) DO UPDATE SET
-				status = CASE WHEN breaks.status = 'resolved' THEN 'new' ELSE 'persisting' END,
-				first_seen_run = CASE WHEN breaks.status = 'resolved' THEN excluded.first_seen_run ELSE breaks.first_seen_run END,
-				first_seen_at = CASE WHEN breaks.status = 'resolved' THEN excluded.first_seen_at ELSE breaks.first_seen_at END,
-				base_severity = excluded.base_severity, payment_id = excluded.payment_id,
-				end_to_end_id = excluded.end_to_end_id, account = excluded.account, currency = excluded.currency,
-				expected = excluded.expected, actual = excluded.actual, difference = excluded.difference,
-				detail = excluded.detail, left_source = excluded.left_source, right_source = excluded.right_source,
-				last_seen_run = excluded.last_seen_run, resolved_run = NULL, sweep = excluded.sweep`},
-		{"age and escalate breaks", `UPDATE breaks SET age_days = x.age, ageing_bucket = ` + fmt.Sprintf(bucketSQL, "x.age") + `,
-				escalation = CASE WHEN x.by_amount AND x.by_age THEN 'amount, age' WHEN x.by_amount THEN 'amount'
-					WHEN x.by_age THEN 'age' END,
-				severity = CASE WHEN x.by_amount OR x.by_age
-					THEN 'P' || greatest(1, CAST(substr(x.base_severity, 2) AS INTEGER) - 1) ELSE x.base_severity END
-			FROM (SELECT b.break_id, b.base_severity, a.age,
-					coalesce(abs(b.difference) > f.escalate_amount, false) AND y.escalates AS by_amount,
-					a.age > f.escalate_after_days AND y.escalates AS by_age
-				FROM found f JOIN breaks b USING (break_id) LEFT JOIN break_workflow w USING (break_id),
-					LATERAL (SELECT ` + ageSQL + ` AS age) a,
-					LATERAL (SELECT w.workflow_status IS DISTINCT FROM 'acknowledged'
-						OR a.age > f.escalate_acknowledged_after_days AS escalates) y
-				WHERE b.last_seen_run = $run_id) x
-			WHERE breaks.break_id = x.break_id`},
-		{"resolve breaks", `UPDATE breaks b SET status = 'resolved', resolved_run = $run_id, age_days = ` + ageSQL + `,
-				ageing_bucket = ` + fmt.Sprintf(bucketSQL, ageSQL) + `
-			WHERE status <> 'resolved' AND list_contains($rules, rule_id)
-				AND break_id NOT IN (SELECT break_id FROM found) AND ` + judged},
+		{"merge breaks", mergedSQL},
+		{"replace merged breaks", `DELETE FROM breaks WHERE break_id IN (SELECT break_id FROM merged)`},
+		{"record merged breaks", `INSERT INTO breaks BY NAME SELECT * EXCLUDE (resolving) FROM merged`},
 	}
-	var resolved int64
 	for _, s := range steps {
-		r, err := tx.ExecContext(ctx, s.q, args...)
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, s.q, args...); err != nil {
 			return 0, fmt.Errorf("%s: %w", s.name, err)
 		}
-		resolved, _ = r.RowsAffected() // the last step's count
+	}
+	var resolved int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE resolving) FROM merged`).Scan(&resolved); err != nil {
+		return 0, fmt.Errorf("count resolved breaks: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DROP TABLE merged`); err != nil {
+		return 0, err
 	}
 	if _, err := reopenChanged(ctx, tx, run); err != nil {
 		return 0, err
 	}
 	return resolved, tx.Commit()
 }
+
+// mergedSQL creates the temporary table merged: the new rows of every
+// break this run changes (resolving: those it resolves), which replace
+// them in breaks. A break found (and due) is new, seen again (persisting),
+// or new again after it was resolved (first seen now); it takes the
+// found row's fields, its age and ageing bucket from first_seen_at, and
+// its severity raised one level when its difference passes the rule's
+// escalate_amount or its age escalate_after_days (an acknowledged break:
+// only past escalate_acknowledged_after_days). A break of a rule that ran
+// not found on a day judged is resolved. For a break not yet in breaks,
+// b.status <> 'resolved' is null: its CASEs take their ELSE.
+var mergedSQL = `CREATE OR REPLACE TEMP TABLE merged AS
+	WITH seen AS (
+		SELECT f.break_id, f.rule_id, coalesce(b.break_key, f.break_key) AS break_key,
+			coalesce(b.event_date, CAST(f.event_at AS DATE)) AS event_date,
+			CASE WHEN b.status <> 'resolved' THEN 'persisting' ELSE 'new' END AS status,
+			f.payment_id, f.end_to_end_id, f.account, f.currency, f.expected, f.actual, f.difference, f.detail,
+			f.left_source, f.right_source, f.severity AS base_severity, coalesce(f.sweep, false) AS sweep,
+			CASE WHEN b.status <> 'resolved' THEN b.first_seen_run ELSE $run_id END AS first_seen_run,
+			CASE WHEN b.status <> 'resolved' THEN b.first_seen_at ELSE $as_of END AS first_seen_at,
+			$run_id AS last_seen_run, CAST(NULL AS VARCHAR) AS resolved_run,
+			f.escalate_amount, f.escalate_after_days, f.escalate_acknowledged_after_days
+		FROM found f LEFT JOIN breaks b USING (break_id)
+		WHERE f.due_at IS NULL OR f.due_at <= $as_of
+	), aged AS (
+		SELECT s.*, a.age,
+			coalesce(abs(s.difference) > s.escalate_amount, false) AND y.escalates AS by_amount,
+			a.age > s.escalate_after_days AND y.escalates AS by_age
+		FROM seen s LEFT JOIN break_workflow w USING (break_id),
+			LATERAL (SELECT ` + ageSQL + ` AS age) a,
+			LATERAL (SELECT w.workflow_status IS DISTINCT FROM 'acknowledged'
+				OR a.age > s.escalate_acknowledged_after_days AS escalates) y
+	)
+	SELECT break_id, rule_id, break_key, event_date, status, payment_id, end_to_end_id, account, currency, expected,
+		actual, difference, detail, left_source, right_source, base_severity, sweep, first_seen_run, first_seen_at,
+		last_seen_run, resolved_run, age AS age_days, ` + fmt.Sprintf(bucketSQL, "age") + ` AS ageing_bucket,
+		CASE WHEN by_amount AND by_age THEN 'amount, age' WHEN by_amount THEN 'amount' WHEN by_age THEN 'age' END AS escalation,
+		CASE WHEN by_amount OR by_age THEN 'P' || greatest(1, CAST(substr(base_severity, 2) AS INTEGER) - 1)
+			ELSE base_severity END AS severity,
+		false AS resolving
+	FROM aged
+	UNION ALL BY NAME
+	SELECT b.* REPLACE ('resolved' AS status, $run_id AS resolved_run, ` + ageSQL + ` AS age_days,
+			` + fmt.Sprintf(bucketSQL, ageSQL) + ` AS ageing_bucket),
+		true AS resolving
+	FROM breaks b
+	WHERE b.status <> 'resolved' AND list_contains($rules, b.rule_id)
+		AND b.break_id NOT IN (SELECT break_id FROM found) AND ` + judged

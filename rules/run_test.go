@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -337,5 +338,62 @@ func TestRulesRunAtTheirMemoryLimit(t *testing.T) {
 	}
 	if during != "488.2 MiB" || after != "366.2 MiB" {
 		t.Errorf("memory limit during the rules %q, after %q; want 488.2 MiB, then 366.2 MiB", during, after)
+	}
+}
+
+// TestManyBreaksMergeWithinTheMemoryLimit: 200,000 breaks at a 96 MB limit
+// are recorded (new), seen again (persisting) and resolved. Merged with an
+// upsert they ran out of memory the first night; updated in place, 120,000
+// did the second.
+func TestManyBreaksMergeWithinTheMemoryLimit(t *testing.T) {
+	const n = 200000
+	rule := func(rows int) []rules.Rule {
+		rs, err := rules.Load(rules.Dir{Name: "local", FS: fstest.MapFS{"many.sql": {Data: []byte(fmt.Sprintf(
+			"-- id: many\n-- severity: P3\n-- description: a break a row\n-- reads: payment_ops\n"+
+				"SELECT 'key-' || i || repeat('x', 40) AS break_key, $window_start AS event_at, 'p-' || i AS payment_id,\n"+
+				"    CAST(i AS DECIMAL(38,12)) AS expected, 'detail of break ' || i || repeat(' padding', 12) AS detail\n"+
+				"FROM range(%d) r(i), (SELECT count(*) FROM payment_ops)\n", rows))}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	db := newDB(t)
+	fixture(t, db, map[string]string{"payment_ops": lifecycleOps})
+	rules.SetMemoryLimit(t, "96MB")
+	w := raw.Window{From: day(0), To: day(0)}
+	count := func() map[string]int {
+		got := map[string]int{}
+		rows, err := db.Query(`SELECT status, count(*) FROM breaks GROUP BY status`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s string
+			var c int
+			if err := rows.Scan(&s, &c); err != nil {
+				t.Fatal(err)
+			}
+			got[s] = c
+		}
+		return got
+	}
+	for i, c := range []struct {
+		rows     int
+		want     map[string]int
+		resolved int64
+	}{
+		{n, map[string]int{"new": n}, 0},
+		{n, map[string]int{"persisting": n}, 0},
+		{0, map[string]int{"resolved": n}, n},
+	} {
+		res, err := rules.Apply(t.Context(), db, rule(c.rows), rules.Run{ID: fmt.Sprintf("r%d", i+1), Window: w, AsOf: day(i + 1)})
+		if err != nil {
+			t.Fatalf("night %d: %v", i+1, err)
+		}
+		if got := count(); !cmp.Equal(got, c.want) || res.Resolved != int64(c.resolved) {
+			t.Errorf("night %d: breaks by status %v, resolved %d; want %v, %d", i+1, got, res.Resolved, c.want, c.resolved)
+		}
 	}
 }

@@ -1,0 +1,10 @@
+package rules
+
+import "testing"
+
+// SetMemoryLimit sets DuckDB's memory limit of the rules for the test.
+func SetMemoryLimit(t *testing.T, limit string) {
+	prev := memoryLimit
+	memoryLimit = limit
+	t.Cleanup(func() { memoryLimit = prev })
+}
