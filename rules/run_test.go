@@ -392,7 +392,7 @@ func TestManyBreaksMergeWithinTheMemoryLimit(t *testing.T) {
 		if err != nil {
 			t.Fatalf("night %d: %v", i+1, err)
 		}
-		if got := count(); !cmp.Equal(got, c.want) || res.Resolved != int64(c.resolved) {
+		if got := count(); !cmp.Equal(got, c.want) || res.Resolved != c.resolved {
 			t.Errorf("night %d: breaks by status %v, resolved %d; want %v, %d", i+1, got, res.Resolved, c.want, c.resolved)
 		}
 	}
