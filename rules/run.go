@@ -403,7 +403,9 @@ func merge(ctx context.Context, conn *sql.Conn, rules []Rule, run Run) (int64, e
 // escalate_amount or its age escalate_after_days (an acknowledged break:
 // only past escalate_acknowledged_after_days). A break of a rule that ran
 // not found on a day judged is resolved. For a break not yet in breaks,
-// b.status <> 'resolved' is null: its CASEs take their ELSE.
+// b.status <> 'resolved' is null: its CASEs take their ELSE. (Computed once
+// in a LATERAL instead, it changed the plan, which then ran out of memory in
+// TestManyBreaksMergeWithinTheMemoryLimit.)
 var mergedSQL = `CREATE OR REPLACE TEMP TABLE merged AS
 	WITH seen AS (
 		SELECT f.break_id, f.rule_id, coalesce(b.break_key, f.break_key) AS break_key,
