@@ -96,7 +96,7 @@ func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, cat
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(RulesDir)), 0o755); err != nil {
 		return 0, err
 	}
-	tables, refs, err := writeState(ctx, db, store, runDir, false, sealed)
+	tables, refs, err := writeState(ctx, db, store, runDir, false, sealed, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -124,9 +124,10 @@ func SaveInputs(ctx context.Context, db *sql.DB, store Store, runDir string, cat
 // dir, the slices the state cache of store's archive does not hold; it
 // returns the tables and every slice, a hit with its object's sha256. A
 // hit's object is checked with Has unless trusted says the cache's entries
-// were just stored. sealed takes the slices from the cache (SaveInputs). A
+// were just stored. sealed takes the slices from the cache (SaveInputs);
+// scope reads only the slices the run may have changed (SaveEndState). A
 // nil store uses no cache.
-func writeState(ctx context.Context, db *sql.DB, store Store, dir string, trusted, sealed bool) ([]string, []stateRef, error) {
+func writeState(ctx context.Context, db *sql.DB, store Store, dir string, trusted, sealed bool, scope *endScope) ([]string, []stateRef, error) {
 	tables, err := stateTables(ctx, db)
 	if err != nil {
 		return nil, nil, err
@@ -148,7 +149,7 @@ func writeState(ctx context.Context, db *sql.DB, store Store, dir string, truste
 	var refs []stateRef
 	err = reconsql.Unordered(ctx, db, func() error { // slices are fingerprinted and restored as sets
 		for _, t := range tables {
-			r, err := saveTable(ctx, db, store, cache, trusted, sealed, version, t, cols[t], dir)
+			r, err := saveTable(ctx, db, store, cache, trusted, sealed, scope, version, t, cols[t], dir)
 			if err != nil {
 				return fmt.Errorf("save the state of %s: %w", t, err)
 			}
@@ -161,7 +162,7 @@ func writeState(ctx context.Context, db *sql.DB, store Store, dir string, truste
 
 // saveTable writes the slices of table t into runDir but the cache hits,
 // and returns them all.
-func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, trusted, sealed bool, version, t string, cols []column, runDir string) ([]stateRef, error) {
+func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, trusted, sealed bool, scope *endScope, version, t string, cols []column, runDir string) ([]stateRef, error) {
 	dir := path.Join(StateDir, t)
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(dir)), 0o755); err != nil {
 		return nil, err
@@ -173,7 +174,7 @@ func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t
 	}
 	if !ok {
 		var err error
-		if refs, err = fingerprints(ctx, db, version, t, value, cols); err != nil {
+		if refs, err = scope.fingerprints(ctx, db, version, t, value, cols); err != nil {
 			return nil, err
 		}
 	}

@@ -41,6 +41,7 @@ type stateRef struct {
 	SHA256      string  `json:"sha256,omitempty"`
 	Size        int64   `json:"size,omitempty"`
 	Rows        int64   `json:"rows,omitempty"`
+	hashed      bool    // its rows were read to fingerprint it
 }
 
 // stateCache is what the state cache holds for one archive: the object of
@@ -220,13 +221,27 @@ func readStateRefs(dir string) (map[string]stateRef, error) {
 // bytes. A table whose types hash() does not tell apart byte for byte gets
 // no fingerprints ("").
 func fingerprints(ctx context.Context, db *sql.DB, version, t, value string, cols []column) ([]stateRef, error) {
+	return fingerprintsOf(ctx, db, version, t, value, cols, nil)
+}
+
+// fingerprintsOf is fingerprints of the slices of t whose values are in
+// only, or of every slice when only is nil. Each of them is hashed.
+func fingerprintsOf(ctx context.Context, db *sql.DB, version, t, value string, cols []column, only []string) ([]stateRef, error) {
 	base, hashed, ok := fingerprintBase(version, cols)
 	var q string
+	where, args := "", []any(nil)
+	if only != nil && value != "" {
+		marks := make([]string, len(only))
+		for i, v := range only {
+			marks[i], args = fmt.Sprintf("$%d", i+1), append(args, v)
+		}
+		where = fmt.Sprintf(" WHERE %s IN (%s)", value, strings.Join(marks, ", "))
+	}
 	switch {
 	case !ok && value == "":
 		return []stateRef{{Table: t}}, nil
 	case !ok:
-		q = fmt.Sprintf(`SELECT DISTINCT %[1]s AS v, 0, '', '', '' FROM main.%[2]s ORDER BY v NULLS FIRST`, value, ident(t))
+		q = fmt.Sprintf(`SELECT DISTINCT %[1]s AS v, 0, '', '', '' FROM main.%[2]s%[3]s ORDER BY v NULLS FIRST`, value, ident(t), where)
 	default:
 		v, group := "NULL::VARCHAR", ""
 		if value != "" {
@@ -234,10 +249,10 @@ func fingerprints(ctx context.Context, db *sql.DB, version, t, value string, col
 		}
 		q = fmt.Sprintf(`SELECT any_value(v), count(*), CAST(coalesce(bit_xor(h), 0) AS VARCHAR), CAST(coalesce(sum(h), 0) AS VARCHAR),
 			CAST(coalesce(sum(CAST(h >> 24 AS HUGEINT) * rowid) - min(rowid) * sum(CAST(h >> 24 AS HUGEINT)), 0) AS VARCHAR)
-			FROM (SELECT %[1]s AS v, rowid, hash(%[2]s) AS h FROM main.%[3]s)%[4]s`,
-			v, hashed, ident(t), group)
+			FROM (SELECT %[1]s AS v, rowid, hash(%[2]s) AS h FROM main.%[3]s%[5]s)%[4]s`,
+			v, hashed, ident(t), group, where)
 	}
-	rows, err := db.QueryContext(ctx, q)
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("fingerprint: %w", err)
 	}
@@ -250,7 +265,7 @@ func fingerprints(ctx context.Context, db *sql.DB, version, t, value string, col
 		if err := rows.Scan(&v, &n, &x, &s, &o); err != nil {
 			return nil, err
 		}
-		r := stateRef{Table: t}
+		r := stateRef{Table: t, hashed: true}
 		if v.Valid {
 			r.Slice = &v.String
 		}
@@ -262,8 +277,8 @@ func fingerprints(ctx context.Context, db *sql.DB, version, t, value string, col
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(out) == 0 { // an empty table: one empty slice
-		r := stateRef{Table: t}
+	if len(out) == 0 && only == nil { // an empty table: one empty slice
+		r := stateRef{Table: t, hashed: true}
 		if ok {
 			r.Fingerprint = base + "|0"
 		}

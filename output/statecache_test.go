@@ -165,7 +165,7 @@ func TestSealedSaveInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := output.SaveEndState(ctx, db, store, t.TempDir()); err != nil {
+	if _, err := output.SaveEndState(ctx, db, store, t.TempDir(), ""); err != nil {
 		t.Fatal(err)
 	}
 	refs := func(sealed bool) string {
@@ -195,5 +195,46 @@ func TestSealedSaveInputs(t *testing.T) {
 	}
 	if refs(false) == altered {
 		t.Error("the fingerprinted slices missed the change")
+	}
+}
+
+// TestScopedEndState: of a grown table, the end pass reads the run's own
+// slices and those whose row count changed, and keeps the other slices'
+// starting fingerprints; what it stores is what a full read gives, so a
+// SaveInputs after it writes nothing. A report the run loaded again under
+// its id (same rows, new amounts) is read: report_files makes it the run's.
+func TestScopedEndState(t *testing.T) {
+	ctx := t.Context()
+	db := newDB(t)
+	exec(t, db,
+		`INSERT INTO payments (payment_id, source_file, source_line, run_id) SELECT 'p' || i, 'f', i, 'r-' || (i % 4) FROM range(400) t(i)`,
+		`INSERT INTO recon_transactions (network_payment_id, report_id, source_file, source_line, sent_amount)
+			SELECT 'p' || i, 'rep-' || (i % 3), 'f', i, i FROM range(300) t(i)`)
+	store, err := output.NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runDir := t.TempDir()
+	if _, err := output.SaveInputs(ctx, db, store, runDir, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, db, // run r-4: a re-load shrinks r-1's slice, appends its own, and loads rep-2 again
+		`DELETE FROM payments WHERE run_id = 'r-1' AND source_line < 100`,
+		`INSERT INTO payments (payment_id, source_file, source_line, run_id) SELECT 'p' || i, 'g', i, 'r-4' FROM range(100) t(i)`,
+		`DELETE FROM recon_transactions WHERE report_id = 'rep-2'`,
+		`INSERT INTO recon_transactions (network_payment_id, report_id, source_file, source_line, sent_amount)
+			SELECT 'p' || i, 'rep-2', 'f', i, i + 1 FROM range(300) t(i) WHERE i % 3 = 2`,
+		`INSERT INTO report_files (report_id, report_type, report_format, status, window_from, window_to, rows_loaded, rows_quarantined, run_id)
+			VALUES ('rep-2', 'RECON', 'CSV', 'READY', '2026-10-01', '2026-10-02', 100, 0, 'r-4')`)
+	es, err := output.SaveEndState(ctx, db, store, runDir, "r-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unread: payments r-0, r-2, r-3; recon_transactions rep-0, rep-1.
+	if kept := es.Slices - es.Hashed; kept != 5 {
+		t.Errorf("the end pass kept %d of %d slices unread, want 5", kept, es.Slices)
+	}
+	if n, err := output.SaveInputs(ctx, db, store, t.TempDir(), nil, false); err != nil || n != 0 {
+		t.Errorf("SaveInputs reading every table after the end pass wrote %d slices (%v), want 0: a kept fingerprint was stale", n, err)
 	}
 }

@@ -1,9 +1,13 @@
 package pipeline_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,5 +166,52 @@ func TestSealBrokenByAWrite(t *testing.T) {
 	}
 	if r, err := replay(t, e.cfg.ArchiveURL, res.RunID); err != nil || !r.Identical() {
 		t.Errorf("replay %s: %+v, %v", res.RunID, r, err)
+	}
+}
+
+// TestScopedEndState (issue 17): of the grown tables, the end pass reads
+// only the slices its run may have changed (its own, and those whose row
+// count changed) and keeps the others' starting fingerprints. Those must be
+// what a full read gives: with the seal removed before each night, the
+// state stage fingerprints every table by reading it, so a slice kept with
+// a stale fingerprint would be a miss, written. The nights overlap, one runs
+// the window before it again (its reports loaded again), and from the
+// third night on the end pass must keep some slices unread.
+func TestScopedEndState(t *testing.T) {
+	e := newEnv(t, 7)
+	var logs bytes.Buffer
+	e.cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	clock := now
+	for i, w := range [][2]int{{0, 2}, {1, 3}, {1, 3}, {2, 4}, {3, 5}} {
+		clock = clock.Add(24 * time.Hour)
+		c := clock
+		e.cfg.Now = func() time.Time { c = c.Add(time.Second); return c }
+		if err := os.Remove(e.cfg.DB + ".state-seal"); i > 0 && err != nil {
+			t.Fatalf("night %d: no seal to remove: %v", i+1, err)
+		}
+		logs.Reset()
+		res := e.run(t, mustWindow(t, w[0], w[1]))
+		if n := stateWritten(t, e.cfg.DB, res.RunID); i > 0 && n != "0" {
+			t.Errorf("night %d (%s): the state stage, reading every table, wrote %s slices: the end pass before kept a stale fingerprint", i+1, res.RunID, n)
+		}
+		var es struct{ Slices, Hashed int }
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, `"msg":"end state stored"`) {
+				if err := json.Unmarshal([]byte(l), &es); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if es.Slices == 0 {
+			t.Fatalf("night %d: no end state stored:\n%s", i+1, logs.String())
+		}
+		if i > 1 && es.Hashed >= es.Slices { // night 2's re-load shrinks every slice of night 1
+			t.Errorf("night %d: the end pass read %d of %d slices, want some kept unread", i+1, es.Hashed, es.Slices)
+		}
+		if i == 4 {
+			if r, err := replay(t, e.cfg.ArchiveURL, res.RunID); err != nil || !r.Identical() {
+				t.Errorf("replay %s: %+v, %v", res.RunID, r, err)
+			}
+		}
 	}
 }

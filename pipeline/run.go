@@ -362,13 +362,13 @@ func (r *runner) upload(ctx context.Context, db *sql.DB, store output.Store, inf
 // of them. A failure changes nothing of the run: the next run writes them.
 // Once stored, the run seals the file it publishes (Warehouse.SealAs).
 func (r *runner) saveEndState(ctx context.Context, db *sql.DB, store output.Store) {
-	es, err := output.SaveEndState(ctx, db, store, r.runDir)
+	es, err := output.SaveEndState(ctx, db, store, r.runDir, r.res.RunID)
 	if err != nil {
 		r.log.Warn("end state not stored; the next run writes its slices", "err", err)
 		return
 	}
 	r.endStored = es.Slices > 0
-	r.log.Info("end state stored", "slices", es.Slices, "written", es.Written, "bytes", es.Bytes)
+	r.log.Info("end state stored", "slices", es.Slices, "hashed", es.Hashed, "written", es.Written, "bytes", es.Bytes)
 }
 
 // errRunTimeout is the cause of a run's context past cfg.RunTimeout.
