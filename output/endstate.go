@@ -179,7 +179,7 @@ func (s *endScope) fingerprints(ctx context.Context, db *sql.DB, version, t, val
 	}
 	defer rows.Close()
 	var out []stateRef
-	read := []string{}
+	read, unsliced := []string{}, false
 	for rows.Next() {
 		var v sql.NullString
 		var n int64
@@ -187,20 +187,22 @@ func (s *endScope) fingerprints(ctx context.Context, db *sql.DB, version, t, val
 			return nil, err
 		}
 		if !v.Valid { // rows without a slice value: not a grown table's
-			return fingerprints(ctx, db, version, t, value, cols)
+			unsliced = true
+			break
 		}
-		fp, kept := start[v.String]
-		if kept && !slices.Contains(own, v.String) && strings.HasPrefix(fp, fmt.Sprintf("%s|%d|", base, n)) {
+		fp, was := start[v.String]
+		if was && !slices.Contains(own, v.String) && strings.HasPrefix(fp, fmt.Sprintf("%s|%d|", base, n)) {
 			out = append(out, stateRef{Table: t, Slice: &v.String, Fingerprint: fp})
 			continue
 		}
 		read = append(read, v.String)
 		out = append(out, stateRef{Table: t, Slice: &v.String})
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(out) == 0 {
+	if unsliced || len(out) == 0 {
 		return fingerprints(ctx, db, version, t, value, cols)
 	}
 	if len(read) == 0 {
