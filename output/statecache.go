@@ -224,8 +224,8 @@ func fingerprints(ctx context.Context, db *sql.DB, version, t, value string, col
 	return fingerprintsOf(ctx, db, version, t, value, cols, nil)
 }
 
-// fingerprintsOf is fingerprints of the slices of t whose values are in
-// only, or of every slice when only is nil. Each of them is hashed.
+// fingerprintsOf is fingerprints of only the slices of t whose values are
+// in only, or of every slice when only is nil.
 func fingerprintsOf(ctx context.Context, db *sql.DB, version, t, value string, cols []column, only []string) ([]stateRef, error) {
 	base, hashed, ok := fingerprintBase(version, cols)
 	var q string
