@@ -52,6 +52,9 @@ func SaveEndState(ctx context.Context, db *sql.DB, store Store, runDir, runID st
 	var rels []string
 	var missed []int
 	for i, r := range refs {
+		if r.hashed {
+			es.Hashed++
+		}
 		if r.SHA256 == "" && r.Fingerprint != "" { // a slice without one cannot be a hit: the next run writes it
 			rels = append(rels, r.Path)
 			missed = append(missed, i)
@@ -79,11 +82,6 @@ func SaveEndState(ctx context.Context, db *sql.DB, store Store, runDir, runID st
 		es.Bytes += f.Size
 	}
 	es.Slices, es.Written = len(refs), len(files)
-	for _, r := range refs {
-		if r.hashed {
-			es.Hashed++
-		}
-	}
 	if err := replaceStateCache(ctx, db, store.URL(), refs); err != nil {
 		return es, fmt.Errorf("end state: %w", err)
 	}
@@ -144,17 +142,12 @@ func loadEndScope(ctx context.Context, db *sql.DB, runDir, runID string) (*endSc
 	return s, rows.Err()
 }
 
-// fingerprints are the slices of table t at the end of the run, as the
-// package's fingerprints gives them; of a grown table, only the run's own
-// slices, new slices and slices whose row count changed are read, the
-// others keep the fingerprint the run started with. A nil scope reads all.
-func (s *endScope) fingerprints(ctx context.Context, db *sql.DB, version, t, value string, cols []column) ([]stateRef, error) {
-	col := ""
-	for _, c := range sliceColumns {
-		if c.value == value {
-			col = c.name
-		}
-	}
+// fingerprints are the slices of table t (sliced by column col, value its
+// SQL) at the end of the run, as the package's fingerprints gives them; of
+// a grown table, only the run's own slices, new slices and slices whose
+// row count changed are read, the others keep the fingerprint the run
+// started with. A nil scope reads all.
+func (s *endScope) fingerprints(ctx context.Context, db *sql.DB, version, t, col, value string, cols []column) ([]stateRef, error) {
 	own, ok := []string(nil), false
 	if s != nil && grown[t] {
 		own, ok = s.own[col]
@@ -171,7 +164,7 @@ func (s *endScope) fingerprints(ctx context.Context, db *sql.DB, version, t, val
 		}
 	}
 	if !ok || !hashable {
-		return fingerprints(ctx, db, version, t, value, cols)
+		return fingerprints(ctx, db, version, t, value, cols, nil)
 	}
 	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT %[1]s AS v, count(*) FROM main.%[2]s GROUP BY v ORDER BY v NULLS FIRST`, value, ident(t)))
 	if err != nil {
@@ -203,12 +196,12 @@ func (s *endScope) fingerprints(ctx context.Context, db *sql.DB, version, t, val
 		return nil, err
 	}
 	if unsliced || len(out) == 0 {
-		return fingerprints(ctx, db, version, t, value, cols)
+		return fingerprints(ctx, db, version, t, value, cols, nil)
 	}
 	if len(read) == 0 {
 		return out, nil
 	}
-	fresh, err := fingerprintsOf(ctx, db, version, t, value, cols, read)
+	fresh, err := fingerprints(ctx, db, version, t, value, cols, read)
 	if err != nil {
 		return nil, err
 	}

@@ -167,14 +167,14 @@ func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t
 	if err := os.MkdirAll(filepath.Join(runDir, filepath.FromSlash(dir)), 0o755); err != nil {
 		return nil, err
 	}
-	value := sliceValue(cols)
+	col, value := sliceColumn(cols)
 	refs, ok := []stateRef(nil), false
 	if base, _, hashable := fingerprintBase(version, cols); sealed && hashable {
 		refs, ok = cache.sealedRefs(t, base)
 	}
 	if !ok {
 		var err error
-		if refs, err = scope.fingerprints(ctx, db, version, t, value, cols); err != nil {
+		if refs, err = scope.fingerprints(ctx, db, version, t, col, value, cols); err != nil {
 			return nil, err
 		}
 	}
@@ -246,15 +246,15 @@ func allColumns(ctx context.Context, db *sql.DB) (map[string][]column, error) {
 	return out, rows.Err()
 }
 
-// sliceValue is the SQL of the slice value of the first of sliceColumns
-// that cols hold, "" if none.
-func sliceValue(cols []column) string {
+// sliceColumn is the first of sliceColumns that cols hold, with the SQL
+// of its slice value; "", "" if none.
+func sliceColumn(cols []column) (name, value string) {
 	for _, c := range sliceColumns {
 		if slices.ContainsFunc(cols, func(x column) bool { return x.name == c.name }) {
-			return c.value
+			return c.name, c.value
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // StateFiles are the Parquet files of table t's state in a run folder, in

@@ -219,14 +219,9 @@ func readStateRefs(dir string) (map[string]stateRef, error) {
 // unchanged when a checkpoint renumbers the row ids by a constant). Equal
 // fingerprints mean the same rows in the same order, so the same Parquet
 // bytes. A table whose types hash() does not tell apart byte for byte gets
-// no fingerprints ("").
-func fingerprints(ctx context.Context, db *sql.DB, version, t, value string, cols []column) ([]stateRef, error) {
-	return fingerprintsOf(ctx, db, version, t, value, cols, nil)
-}
-
-// fingerprintsOf is fingerprints of only the slices of t whose values are
-// in only, or of every slice when only is nil.
-func fingerprintsOf(ctx context.Context, db *sql.DB, version, t, value string, cols []column, only []string) ([]stateRef, error) {
+// no fingerprints (""). A non-nil only limits them to the slices of those
+// values.
+func fingerprints(ctx context.Context, db *sql.DB, version, t, value string, cols []column, only []string) ([]stateRef, error) {
 	base, hashed, ok := fingerprintBase(version, cols)
 	var q string
 	where, args := "", []any(nil)
