@@ -219,8 +219,8 @@ func readStateRefs(dir string) (map[string]stateRef, error) {
 // unchanged when a checkpoint renumbers the row ids by a constant). Equal
 // fingerprints mean the same rows in the same order, so the same Parquet
 // bytes. A table whose types hash() does not tell apart byte for byte gets
-// no fingerprints (""). A non-nil only limits them to the slices of those
-// values.
+// no fingerprints (""). A non-nil only (never empty) limits them to the
+// slices of those values.
 func fingerprints(ctx context.Context, db *sql.DB, version, t, value string, cols []column, only []string) ([]stateRef, error) {
 	base, hashed, ok := fingerprintBase(version, cols)
 	var q string
@@ -230,7 +230,11 @@ func fingerprints(ctx context.Context, db *sql.DB, version, t, value string, col
 		for i, v := range only {
 			marks[i], args = fmt.Sprintf("$%d", i+1), append(args, v)
 		}
-		where = fmt.Sprintf(" WHERE %s IN (%s)", value, strings.Join(marks, ", "))
+		// A semi join, not IN (list): DuckDB turns a list of several values
+		// into a filter after the scan, which reads every column of the
+		// whole table; the join's filter reaches the scan, which then reads
+		// the hashed columns of the matching rows only.
+		where = fmt.Sprintf(" WHERE %s IN (SELECT * FROM (VALUES (%s)))", value, strings.Join(marks, "), ("))
 	}
 	switch {
 	case !ok && value == "":
