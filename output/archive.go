@@ -224,6 +224,23 @@ func putObjects(ctx context.Context, g *errgroup.Group, store Store, dir string,
 	}
 }
 
+// WriteBack starts flushing, in the background, the file system that holds
+// dir, when store takes local files as they are and syncs them before its
+// manifest (a DirStore): the raw files, written by the extract, are then
+// written back while the load works, not waited for in the archive's sync.
+// An error is left to that sync to report. wait returns once the flush has.
+func WriteBack(store Store, dir string) (wait func()) {
+	if _, ok := store.(fileStore); !ok {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = syncAll(dir)
+	}()
+	return func() { <-done }
+}
+
 // syncStore makes what a local store took durable before a manifest (or a
 // state cache entry) refers to it.
 func syncStore(ctx context.Context, store Store) error {

@@ -145,6 +145,8 @@ func run(ctx context.Context, cfg Config, w raw.Window) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
+	// The raw files are written back while the load works (waited for on return).
+	defer output.WriteBack(store, r.rawDir)()
 	spoolNext, spooled, err := spoolRead(r.rawDir, files) // notification.go
 	if err != nil {
 		return res, err
@@ -331,9 +333,11 @@ func (r *runner) upload(ctx context.Context, db *sql.DB, store output.Store, inf
 	res := r.res
 	var manifest output.Manifest
 	err := r.timed(archiveStage, func() (int64, error) {
+		t0 := r.cfg.Now()
 		m, err := output.Upload(ctx, store, *info, r.runDir, r.rows)
 		if err == nil {
-			r.log.Info("archive uploaded; its manifest follows the publish", "files", len(m.Files), "bytes", m.Size())
+			r.log.Info("archive uploaded; its manifest follows the publish", "files", len(m.Files), "bytes", m.Size(),
+				"seconds", r.cfg.Now().Sub(t0).Seconds())
 			// The next run references these slices instead of writing them
 			// again; without the cache it only writes them all again.
 			if cerr := output.SaveStateCache(ctx, db, store.URL(), r.runDir, m); cerr != nil {
@@ -362,13 +366,15 @@ func (r *runner) upload(ctx context.Context, db *sql.DB, store output.Store, inf
 // of them. A failure changes nothing of the run: the next run writes them.
 // Once stored, the run seals the file it publishes (Warehouse.SealAs).
 func (r *runner) saveEndState(ctx context.Context, db *sql.DB, store output.Store) {
+	t0 := r.cfg.Now()
 	es, err := output.SaveEndState(ctx, db, store, r.runDir, r.res.RunID)
 	if err != nil {
 		r.log.Warn("end state not stored; the next run writes its slices", "err", err)
 		return
 	}
 	r.endStored = es.Slices > 0
-	r.log.Info("end state stored", "slices", es.Slices, "hashed", es.Hashed, "written", es.Written, "bytes", es.Bytes)
+	r.log.Info("end state stored", "slices", es.Slices, "hashed", es.Hashed, "written", es.Written, "bytes", es.Bytes,
+		"seconds", r.cfg.Now().Sub(t0).Seconds())
 }
 
 // errRunTimeout is the cause of a run's context past cfg.RunTimeout.
