@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"recon/rules"
 	reconsql "recon/sql"
 )
@@ -146,19 +148,29 @@ func writeState(ctx context.Context, db *sql.DB, store Store, dir string, truste
 	if err := db.QueryRowContext(ctx, `SELECT library_version FROM pragma_version()`).Scan(&version); err != nil {
 		return nil, nil, fmt.Errorf("DuckDB version: %w", err)
 	}
-	var refs []stateRef
+	byTable := make([][]stateRef, len(tables))
 	err = reconsql.Unordered(ctx, db, func() error { // slices are fingerprinted and restored as sets
-		for _, t := range tables {
-			r, err := saveTable(ctx, db, store, cache, trusted, sealed, scope, version, t, cols[t], dir)
-			if err != nil {
-				return fmt.Errorf("save the state of %s: %w", t, err)
-			}
-			refs = append(refs, r...)
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(stateWriters)
+		for i, t := range tables {
+			g.Go(func() error {
+				r, err := saveTable(gctx, db, store, cache, trusted, sealed, scope, version, t, cols[t], dir)
+				if err != nil {
+					return fmt.Errorf("save the state of %s: %w", t, err)
+				}
+				byTable[i] = r
+				return nil
+			})
 		}
-		return nil
+		return g.Wait()
 	})
-	return tables, refs, err
+	return tables, slices.Concat(byTable...), err
 }
+
+// stateWriters is how many tables writeState saves at once, each on a
+// connection of its own: a night's slices are small, and one COPY of a
+// few thousand rows keeps about one core busy.
+const stateWriters = 2
 
 // saveTable writes the slices of table t into runDir but the cache hits,
 // and returns them all.
