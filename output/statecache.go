@@ -230,10 +230,10 @@ func fingerprints(ctx context.Context, db *sql.DB, version, t, value string, col
 		for i, v := range only {
 			marks[i], args = fmt.Sprintf("$%d", i+1), append(args, v)
 		}
-		// A semi join, not IN (list): DuckDB turns a list of several values
-		// into a filter after the scan, which reads every column of the
-		// whole table; the join's filter reaches the scan, which then reads
-		// the hashed columns of the matching rows only.
+		// A semi join, not IN (list): DuckDB filters a list of several
+		// values after the scan, which then reads the hashed columns of
+		// every row of the table; the join's filter reaches the scan, which
+		// reads them for the matching rows only (docs/archive.md).
 		where = fmt.Sprintf(" WHERE %s IN (SELECT * FROM (VALUES (%s)))", value, strings.Join(marks, "), ("))
 	}
 	switch {
