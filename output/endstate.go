@@ -184,7 +184,7 @@ func (s *endScope) fingerprints(ctx context.Context, db *sql.DB, version, t, col
 			break
 		}
 		fp, was := start[v.String]
-		if was && !slices.Contains(own, v.String) && strings.HasPrefix(fp, fmt.Sprintf("%s|%d|", base, n)) {
+		if was && !slices.Contains(own, v.String) && strings.HasPrefix(fp, fingerprintRows(base, n)) {
 			out = append(out, stateRef{Table: t, Slice: &v.String, Fingerprint: fp})
 			continue
 		}
