@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,6 +39,55 @@ func TestRunLimitsGoMemory(t *testing.T) {
 			}
 			if got := debug.SetMemoryLimit(-1); got != c.set {
 				t.Errorf("limit after the run: %d, want %d", got, c.set)
+			}
+		})
+	}
+}
+
+// TestExtractCollectsAtLimit: under recon's own memory limit, the extract
+// works with GOGC's proportional collection off, and the run puts GOGC back
+// after; a GOGC or a GOMEMLIMIT set by the user is kept throughout.
+func TestExtractCollectsAtLimit(t *testing.T) {
+	e := newEnv(t, 1)
+	for _, c := range []struct {
+		name  string
+		limit int64
+		gogc  string
+		off   bool
+	}{
+		{"recon's limit", math.MaxInt64, "", true},
+		{"GOGC set", math.MaxInt64, "100", false},
+		{"GOMEMLIMIT set", 1 << 30, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("GOGC", c.gogc)
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(c.limit))
+			defer debug.SetGCPercent(debug.SetGCPercent(100))
+			var (
+				mu     sync.Mutex // the extract reads the clock from several goroutines
+				during []int
+			)
+			cfg, clock := e.cfg, e.cfg.Now
+			cfg.Now = func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				p := debug.SetGCPercent(-1) // reads it
+				debug.SetGCPercent(p)
+				during = append(during, p)
+				return clock()
+			}
+			if _, err := pipeline.Run(t.Context(), cfg, mustWindow(t, 0, 0)); err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Contains(during, -1); got != c.off {
+				t.Errorf("collection off during the run: %v, want %v (GOGC seen: %v)", got, c.off, slices.Compact(during))
+			}
+			if !slices.Contains(during, 100) {
+				t.Errorf("GOGC 100 never seen during the run: %v", slices.Compact(during))
+			}
+			p := debug.SetGCPercent(100)
+			if p != 100 {
+				t.Errorf("GOGC after the run: %d, want 100", p)
 			}
 		})
 	}

@@ -29,6 +29,7 @@ func extractStage(ctx context.Context, cfg Config, w raw.Window, started time.Ti
 	if err != nil {
 		return nil, err
 	}
+	defer collectAtLimit()()
 	req := extractRequest(cfg, w, started)
 	if !req.Notifications.IsZero() { // notification.go
 		if req.Notifications.Loaded, req.Notifications.Retry, err = notificationsSeen(ctx, cfg.DB); err != nil {
