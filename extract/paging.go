@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"recon/extract/raw"
 )
@@ -20,14 +21,14 @@ type pager struct {
 	// growing lists may gain items at their head while paging (transfers,
 	// newest first): their totals may change, which repeats items but skips none.
 	growing bool
-	size    int   // page size asked for: a growing list's pages past its total are refused
+	size    int   // page size asked for: pages are fetched ahead up to the last one the total gives; a growing list's pages past its total are refused
 	max     int   // most pages fetched (0: MaxListPages)
 	err     error // a request that cannot be made (a bad page size): nothing is fetched
 }
 
-// fetchPages GETs pages 0, 1, … until the last one (or until done) and
-// hands each checked page to keep as it arrives, so no list is held in
-// memory. It checks the envelope: page numbers in order, no empty page
+// fetchPages GETs pages 0, 1, … until the last one (or until done), the
+// next ones ahead of the one in hand (prefetch), and hands each checked page
+// to keep in order, so no list is held in memory. It checks the envelope: page numbers in order, no empty page
 // before the last, and, unless the list grows, a steady total that the pages
 // add up to, and for a growing list no page past its latest total. No list
 // gives more than MaxListPages pages. Nothing may be processed before it returns nil (the spec: paging
@@ -39,24 +40,27 @@ func (c *Client) fetchPages(ctx context.Context, p pager, keep func(raw.Page, []
 	}
 	var seen, total int64
 	limit := cmp.Or(p.max, MaxListPages)
+	ahead := c.pagesAhead(ctx, p)
+	defer ahead.stop()
 	for page := 0; ; page++ {
 		op := fmt.Sprintf("%s page %d", p.op, page)
 		if page >= limit {
 			return fmt.Errorf("%s: more than %d pages without a last one", op, limit)
 		}
-		body, _, err := c.getRaw(ctx, op, p.url(page))
-		if err != nil {
-			return err
+		f := ahead.get(page)
+		if f.err != nil {
+			return f.err
 		}
-		info, err := p.env.Parse(body)
-		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
+		info, body := f.info, f.body
 		if page == 0 {
 			total = info.Total
+			if !p.growing && p.done == nil && p.size > 0 && total > 0 {
+				ahead.last = min(int((total-1)/int64(p.size)), limit-1)
+			}
 		}
 		count := len(info.Items)
 		seen += int64(count)
+		var err error
 		switch {
 		case info.Number != page:
 			err = fmt.Errorf("page number is %d", info.Number)
@@ -88,4 +92,69 @@ func (c *Client) fetchPages(ctx context.Context, p pager, keep func(raw.Page, []
 			return nil
 		}
 	}
+}
+
+// page is one fetched and parsed page of a list, or why it is not.
+type page struct {
+	info raw.Page
+	body []byte
+	err  error
+}
+
+// prefetch fetches the pages of one list, up to PagesAhead past the one
+// asked for while they are known to exist (up to last): one page at a time,
+// the provider rendered a page while recon waited, then recon kept it while
+// the provider waited (docs/performance.md).
+type prefetch struct {
+	c      *Client
+	ctx    context.Context
+	cancel context.CancelFunc
+	p      pager
+	last   int // highest page known to exist
+	wg     sync.WaitGroup
+	coming map[int]chan page
+}
+
+func (c *Client) pagesAhead(ctx context.Context, p pager) *prefetch {
+	ctx, cancel := context.WithCancel(ctx)
+	return &prefetch{c: c, ctx: ctx, cancel: cancel, p: p, coming: map[int]chan page{}}
+}
+
+// get returns page n, having started the fetches of the pages after it.
+func (f *prefetch) get(n int) page {
+	for k := n; k == n || k <= min(n+PagesAhead, f.last); k++ {
+		if _, ok := f.coming[k]; ok {
+			continue
+		}
+		ch := make(chan page, 1)
+		f.coming[k] = ch
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			ch <- f.fetch(k)
+		}()
+	}
+	pg := <-f.coming[n]
+	delete(f.coming, n)
+	return pg
+}
+
+// fetch GETs and parses page n.
+func (f *prefetch) fetch(n int) page {
+	op := fmt.Sprintf("%s page %d", f.p.op, n)
+	body, _, err := f.c.getRaw(f.ctx, op, f.p.url(n))
+	if err != nil {
+		return page{err: err}
+	}
+	info, err := f.p.env.Parse(body)
+	if err != nil {
+		return page{err: fmt.Errorf("%s: %w", op, err)}
+	}
+	return page{info: info, body: body}
+}
+
+// stop cancels the pages still coming and waits for them.
+func (f *prefetch) stop() {
+	f.cancel()
+	f.wg.Wait()
 }

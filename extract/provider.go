@@ -61,6 +61,10 @@ const (
 	// MaxListPages: a paged list that has not ended after this many pages
 	// is refused (a provider that never says last cannot loop a run).
 	MaxListPages = 100_000
+	// PagesAhead: once a list's first page gives its total, up to this many
+	// of its next pages are asked for while one is checked (never past the
+	// last the total gives); they are still checked and kept in order.
+	PagesAhead = 2
 	// CreatedSkew: a report found after a failed create (CreateReport) may
 	// carry a createdOn up to this much before the client's clock said the
 	// POST was sent: the provider's clock is not ours.

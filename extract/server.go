@@ -66,9 +66,10 @@ func (c *Client) paymentPager(q PaymentQuery, size int) pager {
 		op = "payments with labels " + strings.Join(q.Labels, ",")
 	}
 	p := pager{
-		op:  op,
-		url: func(page int) string { return c.paymentURL(q, page, size) },
-		env: raw.Content,
+		op:   op,
+		url:  func(page int) string { return c.paymentURL(q, page, size) },
+		env:  raw.Content,
+		size: size,
 	}
 	if size < 1 || size > MaxServerPage {
 		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxServerPage)
@@ -133,7 +134,7 @@ func (c *Client) transferURL(page, size int) string {
 }
 
 func (c *Client) feePager(size int) pager {
-	p := pager{op: "fees", url: func(page int) string { return c.feeURL(page, size) }, env: raw.Content}
+	p := pager{op: "fees", url: func(page int) string { return c.feeURL(page, size) }, env: raw.Content, size: size}
 	if size < 1 || size > MaxServerPage {
 		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxServerPage)
 	}

@@ -10,9 +10,10 @@ import (
 
 func (c *Client) statementPager(account string, w raw.Window, size int) pager {
 	p := pager{
-		op:  fmt.Sprintf("statement %s %s", account, w),
-		url: func(page int) string { return c.statementURL(account, w, page, size) },
-		env: raw.Transactions,
+		op:   fmt.Sprintf("statement %s %s", account, w),
+		url:  func(page int) string { return c.statementURL(account, w, page, size) },
+		env:  raw.Transactions,
+		size: size,
 	}
 	if size < 1 || size > MaxStatementPage {
 		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxStatementPage)

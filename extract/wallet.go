@@ -84,7 +84,7 @@ func (c *Client) walletTxURL(vault, wallet string, w raw.Window, page, size int)
 
 func (c *Client) walletTxPager(vault, wallet string, w raw.Window, size int) pager {
 	p := pager{op: fmt.Sprintf("wallet %s/%s transactions %s", vault, wallet, w),
-		url: func(page int) string { return c.walletTxURL(vault, wallet, w, page, size) }, env: raw.Content}
+		url: func(page int) string { return c.walletTxURL(vault, wallet, w, page, size) }, env: raw.Content, size: size}
 	if size < 1 || size > MaxWalletPage {
 		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxWalletPage)
 	}
