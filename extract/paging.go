@@ -21,26 +21,30 @@ type pager struct {
 	// growing lists may gain items at their head while paging (transfers,
 	// newest first): their totals may change, which repeats items but skips none.
 	growing bool
-	size    int   // page size asked for: pages are fetched ahead up to the last one the total gives; a growing list's pages past its total are refused
-	max     int   // most pages fetched (0: MaxListPages)
-	err     error // a request that cannot be made (a bad page size): nothing is fetched
+	// size is the page size asked for: pages are fetched ahead up to the
+	// last one the total gives; a growing list's pages past its total are refused.
+	size int
+	max  int   // most pages fetched (0: MaxListPages)
+	err  error // a request that cannot be made (a bad page size): nothing is fetched
 }
 
 // fetchPages GETs pages 0, 1, … until the last one (or until done), the
-// next ones ahead of the one in hand (prefetch), and hands each checked page
-// to keep in order, so no list is held in memory. It checks the envelope: page numbers in order, no empty page
-// before the last, and, unless the list grows, a steady total that the pages
-// add up to, and for a growing list no page past its latest total. No list
-// gives more than MaxListPages pages. Nothing may be processed before it returns nil (the spec: paging
-// over a changing list can skip items): the page iterators yield only then,
-// and Extract only writes the pages to their raw files on the way.
+// next ones ahead of the one in hand (prefetch), and hands each checked
+// page to keep in order, so no list is held in memory. It checks the
+// envelope: page numbers in order, no empty page before the last, and,
+// unless the list grows, a steady total that the pages add up to, and for
+// a growing list no page past its latest total. No list gives more than
+// MaxListPages pages. Nothing may be processed before it returns nil (the
+// spec: paging over a changing list can skip items): the page iterators
+// yield only then, and Extract only writes the pages to their raw files on
+// the way.
 func (c *Client) fetchPages(ctx context.Context, p pager, keep func(raw.Page, []byte) error) error {
 	if p.err != nil {
 		return fmt.Errorf("%s: %w", p.op, p.err)
 	}
 	var seen, total int64
 	limit := cmp.Or(p.max, MaxListPages)
-	ahead := c.pagesAhead(ctx, p)
+	ahead := newPrefetch(ctx, c, p)
 	defer ahead.stop()
 	for page := 0; ; page++ {
 		op := fmt.Sprintf("%s page %d", p.op, page)
@@ -94,8 +98,8 @@ func (c *Client) fetchPages(ctx context.Context, p pager, keep func(raw.Page, []
 	}
 }
 
-// page is one fetched and parsed page of a list, or why it is not.
-type page struct {
+// fetchedPage is one fetched and parsed page of a list, or why it is not.
+type fetchedPage struct {
 	info raw.Page
 	body []byte
 	err  error
@@ -112,21 +116,21 @@ type prefetch struct {
 	p      pager
 	last   int // highest page known to exist
 	wg     sync.WaitGroup
-	coming map[int]chan page
+	coming map[int]chan fetchedPage
 }
 
-func (c *Client) pagesAhead(ctx context.Context, p pager) *prefetch {
+func newPrefetch(ctx context.Context, c *Client, p pager) *prefetch {
 	ctx, cancel := context.WithCancel(ctx)
-	return &prefetch{c: c, ctx: ctx, cancel: cancel, p: p, coming: map[int]chan page{}}
+	return &prefetch{c: c, ctx: ctx, cancel: cancel, p: p, coming: map[int]chan fetchedPage{}}
 }
 
 // get returns page n, having started the fetches of the pages after it.
-func (f *prefetch) get(n int) page {
+func (f *prefetch) get(n int) fetchedPage {
 	for k := n; k == n || k <= min(n+PagesAhead, f.last); k++ {
 		if _, ok := f.coming[k]; ok {
 			continue
 		}
-		ch := make(chan page, 1)
+		ch := make(chan fetchedPage, 1)
 		f.coming[k] = ch
 		f.wg.Add(1)
 		go func() {
@@ -140,17 +144,17 @@ func (f *prefetch) get(n int) page {
 }
 
 // fetch GETs and parses page n.
-func (f *prefetch) fetch(n int) page {
+func (f *prefetch) fetch(n int) fetchedPage {
 	op := fmt.Sprintf("%s page %d", f.p.op, n)
 	body, _, err := f.c.getRaw(f.ctx, op, f.p.url(n))
 	if err != nil {
-		return page{err: err}
+		return fetchedPage{err: err}
 	}
 	info, err := f.p.env.Parse(body)
 	if err != nil {
-		return page{err: fmt.Errorf("%s: %w", op, err)}
+		return fetchedPage{err: fmt.Errorf("%s: %w", op, err)}
 	}
-	return page{info: info, body: body}
+	return fetchedPage{info: info, body: body}
 }
 
 // stop cancels the pages still coming and waits for them.
