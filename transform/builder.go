@@ -102,14 +102,14 @@ func newBuilder(t *Table, flush func(arrow.RecordBatch) error) *builder {
 }
 
 // field returns the position of the column a received field name maps to.
-func (b *builder) field(name string) (int, bool) {
-	i, ok := b.fields[name]
+func (b *builder) field(name []byte) (int, bool) {
+	i, ok := b.fields[string(name)]
 	if !ok {
 		i = -1
-		if c, known := b.t.Canonical(name); known {
+		if c, known := b.t.Canonical(string(name)); known {
 			i = b.idx[c]
 		}
-		b.fields[name] = i
+		b.fields[string(name)] = i
 	}
 	return i, i >= 0
 }
@@ -119,6 +119,16 @@ func (b *builder) reset() {
 	clear(b.vals)
 	clear(b.seen)
 	b.extra = nil
+}
+
+// unsetFields clears the columns of the current row set from its own
+// fields (setFields).
+func (b *builder) unsetFields() {
+	for i, seen := range b.seen {
+		if seen {
+			b.vals[i], b.seen[i] = value{}, false
+		}
+	}
 }
 
 // set puts a field of the current row by column name; false when the table

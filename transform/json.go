@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -58,20 +59,25 @@ func readDoc(path string) ([]byte, error) {
 	return bytes.TrimPrefix(b, bom), err
 }
 
-// object decodes a JSON object; ok is false for any other JSON value.
-func object(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+// object splits a JSON object into its fields; ok is false for any other
+// JSON value.
+func object(raw json.RawMessage) (fields, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
-	if m, ok := scanObject(raw); ok { // no copies, on the common text
-		return m, true
+	if fs, ok := scanObject(raw); ok { // no copies, on the common text
+		return fs, true
 	}
 	var m map[string]json.RawMessage
 	if err := gojson.Unmarshal(raw, &m); err != nil {
 		return nil, false
 	}
-	return m, true
+	fs := make(fields, 0, len(m))
+	for k, v := range m {
+		fs = append(fs, field{[]byte(k), v})
+	}
+	return fs, true
 }
 
 // elements are the elements of a JSON array, split by the scanner (no
@@ -99,35 +105,45 @@ type shape struct {
 }
 
 // setFields puts the fields of a JSON object into the current row; unknown
-// fields go to extra.
-func (b *builder) setFields(m map[string]json.RawMessage, sh shape) error {
+// fields go to extra. A key given twice is read as decoding into a map
+// reads it: its last value.
+func (b *builder) setFields(fs fields, sh shape) error {
 	// every field is set before an error is returned, so a rejected record
-	// still has its key whatever the map's order; errors are sorted for the same reason
+	// still has its key; errors are sorted, as they were in a map's random order
 	var errs []string
-	for k, raw := range m {
-		if contains(sh.skip, k) {
+	for j, f := range fs {
+		if containsKey(sh.skip, f.key) {
 			continue
 		}
-		i, ok := b.field(k)
-		if name, renamed := sh.renames[k]; renamed {
-			i, ok = b.idx[name]
+		i, ok := b.field(f.key)
+		if len(sh.renames) > 0 {
+			if name, renamed := sh.renames[string(f.key)]; renamed {
+				i, ok = b.idx[name]
+			}
 		}
-		v, err := jsonValue(raw)
+		v, err := jsonValue(f.raw)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("field %s: %v", k, err))
+			errs = append(errs, fmt.Sprintf("field %s: %v", f.key, err))
 			continue
 		}
 		switch {
+		case ok && b.seen[i] && fs[:j].has(string(f.key)):
+			// a key given twice: read the object as a map holds it, the
+			// last value of each key (the fields read so far are set again)
+			b.unsetFields()
+			return b.setFields(fs.lastOfEach(), sh)
 		case ok && !v.set: // null is no value, like an empty CSV cell
 		case ok && b.seen[i] && (b.vals[i].isJSON != v.isJSON || strings.TrimSpace(b.vals[i].s) != strings.TrimSpace(v.s)):
 			// ripplenet_payment_id and network_payment_id, say; the values in
-			// order, as the fields come in the map's random order
+			// order, as the fields may come in any order
 			x, y := clip(b.vals[i].s), clip(v.s)
 			errs = append(errs, fmt.Sprintf("two fields give %s different values: %s and %s", b.t.Columns[i].Name, min(x, y), max(x, y)))
 		case ok:
 			b.vals[i], b.seen[i] = v, true
 		case v.set: // like an empty CSV cell, null is no value
-			b.setExtra(k, raw)
+			b.setExtra(string(f.key), f.raw)
+		case b.extra != nil:
+			delete(b.extra, string(f.key)) // a key given twice, null the last time
 		}
 	}
 	if len(errs) > 0 {
@@ -135,6 +151,16 @@ func (b *builder) setFields(m map[string]json.RawMessage, sh shape) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// containsKey reports whether key is one of names.
+func containsKey(names []string, key []byte) bool {
+	for _, n := range names {
+		if n == string(key) {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonReportRows returns a producer of the elements of a JSON report: an
@@ -153,7 +179,7 @@ func jsonReportRows(path, file string) func(*builder) error {
 			r.Discard(len(bom))
 		}
 		return jsonArray(r, file, func(n int64, raw json.RawMessage) error {
-			_, err := b.element(pos{file: file, n: n, path: fmt.Sprintf("$[%d]", n-1)}, raw, shape{}, nil)
+			_, err := b.element(pos{file: file, n: n, path: pathAt("", int(n-1))}, raw, shape{}, nil)
 			return err
 		})
 	}
@@ -164,42 +190,84 @@ func jsonReportRows(path, file string) func(*builder) error {
 type pos struct {
 	file string
 	n    int64
-	path string
+	path jsonPath
+}
+
+// jsonPath is the path of a JSON element in its file, written out
+// ($.content[3].execution_results[0]) only for an element rejected: a
+// path string a payment child cost the parse about 5% of its CPU.
+type jsonPath struct {
+	steps [4]pathStep
+	n     int
+}
+
+// pathStep is a member name ("" for none; it may hold dots) followed by an
+// index (-1 for none).
+type pathStep struct {
+	name  string
+	index int
+}
+
+// pathAt is the path $.name[index].
+func pathAt(name string, index int) jsonPath { return jsonPath{}.at(name, index) }
+
+// at is p followed by .name[index].
+func (p jsonPath) at(name string, index int) jsonPath {
+	p.steps[p.n] = pathStep{name, index}
+	p.n++
+	return p
+}
+
+func (p jsonPath) String() string {
+	s := "$"
+	for _, st := range p.steps[:p.n] {
+		if st.name != "" {
+			s += "." + st.name
+		}
+		if st.index >= 0 {
+			s += "[" + strconv.Itoa(st.index) + "]"
+		}
+	}
+	return s
 }
 
 // element adds one JSON object as a row, with the fixed values (the keys of
 // its parents), or rejects it with its position and text. It returns the
-// object, or nil when rejected.
-func (b *builder) element(at pos, raw json.RawMessage, sh shape, fixed map[string]value) (map[string]json.RawMessage, error) {
-	return b.elementOf(at, raw, nil, sh, fixed)
+// object's fields, or nil when rejected.
+func (b *builder) element(at pos, raw json.RawMessage, sh shape, fixed map[string]value) (fields, error) {
+	return b.elementOf(at, listed{raw: raw}, sh, fixed)
 }
 
-// elementOf is element with the fields of raw when the caller has them
-// (m; nil: split here).
-func (b *builder) elementOf(at pos, raw json.RawMessage, m map[string]json.RawMessage, sh shape, fixed map[string]value) (map[string]json.RawMessage, error) {
+// elementOf is element with the fields of the element when the caller
+// has them (e.obj).
+func (b *builder) elementOf(at pos, e listed, sh shape, fixed map[string]value) (fields, error) {
 	setFixed := func() {
 		for k, v := range fixed {
 			b.set(k, v)
 		}
 	}
-	ok, err := b.add(at, raw, func() error {
+	fs := e.fs
+	ok, err := b.add(at, e.raw, func() error {
 		setFixed() // first, so a rejected element keeps its parents' keys
-		if m == nil {
+		if !e.obj {
 			var isObject bool
-			if m, isObject = object(raw); !isObject {
+			if fs, isObject = object(e.raw); !isObject {
 				return errors.New("not a JSON object")
 			}
 		}
-		if err := b.setFields(m, sh); err != nil {
+		if err := b.setFields(fs, sh); err != nil {
 			return err
 		}
 		setFixed() // again: an object may not override its parents' keys
 		return nil
 	})
 	if !ok {
-		m = nil
+		return nil, err
 	}
-	return m, err
+	if fs == nil {
+		fs = fields{}
+	}
+	return fs, err
 }
 
 // add fills the current row from one JSON element and appends it; when fill
@@ -219,7 +287,7 @@ func (b *builder) add(at pos, raw json.RawMessage, fill func() error) (ok bool, 
 	if reason == "" {
 		return true, nil
 	}
-	q := quarantined{file: at.file, line: at.n, path: at.path, reason: reason, raw: string(raw)}
+	q := quarantined{file: at.file, line: at.n, path: at.path.String(), reason: reason, raw: string(raw)}
 	b.readable(&q)
 	b.reject(q)
 	return false, nil

@@ -13,29 +13,86 @@ import (
 // a second pass, and measured no faster than goccy's path here
 // (BenchmarkParse, payments: 106k ns/row against this scanner's 81k).
 
+// field is a member of a JSON object as the scanner split it: its key's
+// text (plain ASCII, without its quotes) and its value's text.
+type field struct {
+	key []byte
+	raw json.RawMessage
+}
+
+// fields are the members of a JSON object in their order. An object may
+// name a key twice: get, like decoding into a map, reads the last.
+type fields []field
+
+// get is the text of the last member named key; nil when none is.
+func (fs fields) get(key string) json.RawMessage {
+	for i := len(fs) - 1; i >= 0; i-- {
+		if string(fs[i].key) == key {
+			return fs[i].raw
+		}
+	}
+	return nil
+}
+
+// has reports whether a member is named key.
+func (fs fields) has(key string) bool {
+	for _, f := range fs {
+		if string(f.key) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// lastOfEach is fs without the members whose key a later member names.
+func (fs fields) lastOfEach() fields {
+	out := make(fields, 0, len(fs))
+	for i, f := range fs {
+		if !fs[i+1:].has(string(f.key)) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// toMap is fs as decoding into a map reads them (the last of a key).
+func (fs fields) toMap() map[string]json.RawMessage {
+	m := make(map[string]json.RawMessage, len(fs))
+	for _, f := range fs {
+		m[keyString(f.key)] = f.raw
+	}
+	return m
+}
+
 // scanObject splits a JSON object (no surrounding space) into its fields;
 // ok is false when the text is not one this scanner reads.
-func scanObject(raw []byte) (map[string]json.RawMessage, bool) {
+func scanObject(raw []byte) (fields, bool) {
 	if len(raw) < 2 || raw[0] != '{' {
 		return nil, false
 	}
-	m, end, ok := scanObjectAt(raw, 0, 0, nil)
-	return m, ok && end == len(raw)
+	fs, end, ok := scanFieldsAt(raw, 0, 0, nil)
+	return fs, ok && end == len(raw)
 }
 
-// scanObjectAt splits the object at b[i], its values at depth, into a map
-// from maps (nil: a new one), and returns its end.
-func scanObjectAt(b []byte, i, depth int, maps *fieldMaps) (map[string]json.RawMessage, int, bool) {
-	m := maps.get()
+// scanFieldsAt splits the object at b[i], its values at depth, into its
+// fields, and returns them and its end. The fields are appended to *arena
+// (nil: a slice of their own), which a parser empties once it has read them.
+func scanFieldsAt(b []byte, i, depth int, arena *[]field) (fields, int, bool) {
+	if arena == nil {
+		own := make([]field, 0, 16)
+		arena = &own
+	}
+	from := len(*arena)
 	end, ok := scanSeq(b, i+1, '}', func(j int) (int, bool) {
 		key, start, end, ok := scanField(b, j, depth)
 		if !ok || !plainKey(key) {
 			return 0, false
 		}
-		m[keyString(key)] = json.RawMessage(b[start:end:end])
+		*arena = append(*arena, field{key, json.RawMessage(b[start:end:end])})
 		return end, true
 	})
-	return m, end, ok
+	to := len(*arena)
+	return fields((*arena)[from:to:to]), end, ok
 }
 
 // keyNames holds the field names of the tables the loader fills and of
@@ -64,10 +121,15 @@ func keyString(key []byte) string {
 	return string(key)
 }
 
-// fieldMaps hands out the field maps of the payments a parser reads and
-// takes them back once their rows are built: a new map per object was
-// half of what parsing a payment allocated. A nil *fieldMaps makes new ones.
-type fieldMaps struct{ free, used []map[string]json.RawMessage }
+// fieldMaps hands out the field maps of the payments a parser reads, and
+// holds the fields of their list elements, until the payment's rows are
+// built: a new map per object was half of what parsing a payment
+// allocated. A nil *fieldMaps makes new ones.
+type fieldMaps struct {
+	free, used []map[string]json.RawMessage
+	arena      []field  // of the list elements (scanFieldsAt)
+	items      []listed // the list elements (scanList)
+}
 
 func (f *fieldMaps) get() map[string]json.RawMessage {
 	if f == nil {
@@ -84,7 +146,7 @@ func (f *fieldMaps) get() map[string]json.RawMessage {
 }
 
 // recycle empties every map handed out since the last recycle, for get to
-// hand out again: the docs holding them must no longer be read.
+// hand out again, and the fields: the docs holding them must no longer be read.
 func (f *fieldMaps) recycle() {
 	for _, m := range f.used {
 		clear(m)
@@ -92,6 +154,7 @@ func (f *fieldMaps) recycle() {
 	f.free = append(f.free, f.used...)
 	clear(f.used)
 	f.used = f.used[:0]
+	f.arena, f.items = f.arena[:0], f.items[:0]
 }
 
 // plainKey reports whether a key is ASCII without escapes: its text is then

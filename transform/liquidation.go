@@ -186,7 +186,7 @@ func (l *Loader) storeLiquidations(ctx context.Context, conn *sql.Conn, c *liqui
 func liquidationFileRows(bs []*builder, file string, body []byte, listed map[string]bool) (*int64, error) {
 	items, isPage, err := LiquidationPage(body)
 	if !isPage {
-		return nil, liquidationRows(bs, pos{file: file, n: 1, path: "$"}, strings.TrimSuffix(path.Base(file), ".json"), body, nil)
+		return nil, liquidationRows(bs, pos{file: file, n: 1}, strings.TrimSuffix(path.Base(file), ".json"), body, nil)
 	}
 	if err != nil {
 		return nil, unreadable(file, err)
@@ -202,7 +202,7 @@ func liquidationFileRows(bs []*builder, file string, body []byte, listed map[str
 				continue // a summary: its own file is the record
 			}
 		} // without an id, the item is rejected with its place
-		at := pos{file: file, n: int64(j + 1), path: fmt.Sprintf("$.results[%d]", j)}
+		at := pos{file: file, n: int64(j + 1), path: pathAt("results", j)}
 		if err := liquidationRows(bs, at, "", item, m); err != nil {
 			return nil, err
 		}
@@ -216,9 +216,8 @@ func liquidationFileRows(bs []*builder, file string, body []byte, listed map[str
 // page's results.
 func LiquidationPage(body []byte) (items []json.RawMessage, isPage bool, err error) {
 	m, isObject := object(bytes.TrimPrefix(body, bom))
-	_, hasID := m["id"]
-	results, hasResults := m["results"]
-	if !isObject || hasID || !hasResults {
+	results := m.get("results")
+	if !isObject || m.has("id") || !m.has("results") {
 		return nil, false, nil
 	}
 	if err := decodeJSON(results, &items); err != nil || items == nil {
@@ -230,15 +229,15 @@ func LiquidationPage(body []byte) (items []json.RawMessage, isPage bool, err err
 // listedLiquidation is the id of a list item and whether it carries its
 // trade requests (an array), as extract reads it, and its fields (nil when
 // it is not an object).
-func listedLiquidation(item json.RawMessage) (id string, whole bool, m map[string]json.RawMessage) {
+func listedLiquidation(item json.RawMessage) (id string, whole bool, m fields) {
 	m, ok := object(item)
 	if !ok {
 		return "", false, nil
 	}
-	if v, _ := jsonValue(m["id"]); v.set && !v.isJSON && strings.TrimSpace(v.s) != "" {
+	if v, _ := jsonValue(m.get("id")); v.set && !v.isJSON && strings.TrimSpace(v.s) != "" {
 		id = v.s
 	}
-	tr := bytes.TrimSpace(m["trade_requests"])
+	tr := bytes.TrimSpace(m.get("trade_requests"))
 	return id, len(tr) > 0 && tr[0] == '[', m
 }
 
@@ -248,7 +247,7 @@ func listedLiquidation(item json.RawMessage) (id string, whole bool, m map[strin
 // rejected with its executions; a bad execution alone. Every rejected row
 // keeps the liquidation's id, so a reload replaces it. m is body's fields
 // when the caller has them, nil otherwise.
-func liquidationRows(bs []*builder, at pos, id string, body []byte, m map[string]json.RawMessage) error {
+func liquidationRows(bs []*builder, at pos, id string, body []byte, m fields) error {
 	lb, tb, eb := bs[0], bs[1], bs[2]
 	file := at.file
 	isObject := m != nil
@@ -256,7 +255,7 @@ func liquidationRows(bs []*builder, at pos, id string, body []byte, m map[string
 		m, isObject = object(body)
 	}
 	if isObject {
-		if v, _ := jsonValue(m["id"]); v.set && !v.isJSON && strings.TrimSpace(v.s) != "" {
+		if v, _ := jsonValue(m.get("id")); v.set && !v.isJSON && strings.TrimSpace(v.s) != "" {
 			id = v.s
 		}
 	}
@@ -269,11 +268,11 @@ func liquidationRows(bs []*builder, at pos, id string, body []byte, m map[string
 			return err
 		}
 		for _, part := range liquidationParts {
-			if err := lb.setPart(part, m[part]); err != nil {
+			if err := lb.setPart(part, m.get(part)); err != nil {
 				return err
 			}
 		}
-		if tr, ok := m["trade_requests"]; ok && string(tr) != "null" {
+		if tr := m.get("trade_requests"); tr != nil && string(tr) != "null" {
 			var err error
 			if trades, err = elements(tr); err != nil {
 				return errors.New("trade_requests is not an array")
@@ -289,25 +288,25 @@ func liquidationRows(bs []*builder, at pos, id string, body []byte, m map[string
 	}
 	parent := map[string]value{"liquidation_id": textValue(id)}
 	for j, tr := range trades {
-		tp := fmt.Sprintf("%s.trade_requests[%d]", at.path, j)
+		tp := at.path.at("trade_requests", j)
 		t, err := tb.element(pos{file: file, n: int64(j + 1), path: tp}, tr, tradeShape, parent)
 		if err != nil || t == nil {
 			return err
 		}
-		ex, ok := t["trade_executions"]
-		if !ok || string(ex) == "null" {
+		ex := t.get("trade_executions")
+		if ex == nil || string(ex) == "null" {
 			continue
 		}
 		execs, err := elements(ex)
 		if err != nil {
-			eb.reject(quarantined{file: file, line: int64(j + 1), path: tp + ".trade_executions", key: id,
+			eb.reject(quarantined{file: file, line: int64(j + 1), path: tp.at("trade_executions", -1).String(), key: id,
 				reason: "trade_executions is not an array", raw: string(ex)})
 			continue
 		}
-		tradeID, _ := jsonValue(t["id"])
+		tradeID, _ := jsonValue(t.get("id"))
 		keys := map[string]value{"liquidation_id": textValue(id), "trade_id": tradeID}
 		for k, e := range execs {
-			at := pos{file: file, n: int64(k + 1), path: fmt.Sprintf("%s.trade_executions[%d]", tp, k)}
+			at := pos{file: file, n: int64(k + 1), path: tp.at("trade_executions", k)}
 			if _, err := eb.element(at, e, executionShape, keys); err != nil {
 				return err
 			}
@@ -339,7 +338,8 @@ func (b *builder) setPart(part string, raw json.RawMessage) error {
 	if !ok {
 		return fmt.Errorf("%s is not a JSON object", part)
 	}
-	for k, v := range sub {
+	for _, f := range sub {
+		k, v := string(f.key), f.raw
 		val, err := jsonValue(v)
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", part, k, err)

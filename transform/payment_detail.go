@@ -141,7 +141,7 @@ func (p *paymentParser) page(l *Loader, f raw.File) error {
 			p.maps.recycle()
 			continue
 		}
-		at := pos{file: f.Path, n: int64(j + 1), path: fmt.Sprintf("$.content[%d]", j)}
+		at := pos{file: f.Path, n: int64(j + 1), path: pathAt("content", j)}
 		err := paymentRows(p.bs, at, item, doc)
 		p.maps.recycle() // the rows are built: doc is read no more
 		if err != nil {
@@ -338,21 +338,34 @@ var paymentLists = map[listKey]bool{
 	{"contract.quote", "quote_elements"}: true, {"contract.fee_info", "total_fees"}: true,
 }
 
-// listed is an element of a list: m its fields when the scanner read it
-// as an object, nil otherwise.
+// listed is an element of a list: fs its fields when the scanner read it
+// as an object (obj).
 type listed struct {
 	raw json.RawMessage
-	m   map[string]json.RawMessage
+	fs  fields
+	obj bool
 }
 
-// each calls fn with every element of a list of the payment (each),
-// read from the doc when it is direct.
-func (doc paymentDoc) each(k listKey, path string, fn func(string, json.RawMessage, map[string]json.RawMessage) error) error {
+// fields are the element's fields; ok is false when it is not an object.
+func (e listed) fields() (fields, bool) {
+	if e.obj {
+		return e.fs, true
+	}
+	return object(e.raw)
+}
+
+// each calls fn with the path and every element of a list of the
+// payment at at (each), read from the doc when it is direct.
+func (doc paymentDoc) each(k listKey, at jsonPath, fn func(jsonPath, listed) error) error {
+	name := k.field
+	if k.obj != "" {
+		name = k.obj + "." + k.field
+	}
 	if !doc.direct {
-		return each(doc.objs[k.obj][k.field], path, fn)
+		return each(doc.objs[k.obj][k.field], at, name, fn)
 	}
 	for i, e := range doc.lists[k] {
-		if err := fn(path+"["+strconv.Itoa(i)+"]", e.raw, e.m); err != nil {
+		if err := fn(at.at(name, i), e); err != nil {
 			return err
 		}
 	}
@@ -372,11 +385,11 @@ func paymentObjects(raw json.RawMessage, maps *fieldMaps) paymentDoc {
 // decodePayment is paymentObjects for any text: each known object is
 // decoded on its own, by the scanner or goccy/go-json (object).
 func decodePayment(raw json.RawMessage) paymentDoc {
-	m, ok := object(raw)
+	fs, ok := object(raw)
 	if !ok {
 		return paymentDoc{}
 	}
-	doc := paymentDoc{objs: map[string]map[string]json.RawMessage{"": m}}
+	doc := paymentDoc{objs: map[string]map[string]json.RawMessage{"": fs.toMap()}}
 	var walk func(prefix string, m map[string]json.RawMessage)
 	walk = func(prefix string, m map[string]json.RawMessage) {
 		for k, v := range m {
@@ -386,13 +399,13 @@ func decodePayment(raw json.RawMessage) paymentDoc {
 			}
 			if _, nested := paymentKnown[name]; nested {
 				if sub, ok := object(v); ok {
-					doc.objs[name] = sub
-					walk(name, sub)
+					doc.objs[name] = sub.toMap()
+					walk(name, doc.objs[name])
 				}
 			}
 		}
 	}
-	walk("", m)
+	walk("", doc.objs[""])
 	return doc
 }
 
@@ -443,21 +456,28 @@ func scanPayment(b []byte, maps *fieldMaps) (paymentDoc, bool) {
 }
 
 // scanList splits the array at b[i] (at depth) into its elements, those
-// that are objects into their fields (maps from maps), and returns its end.
+// that are objects into their fields, and returns its end. The elements
+// and their fields are kept in maps (nil: slices of their own).
 func scanList(b []byte, i, depth int, maps *fieldMaps) ([]listed, int, bool) {
-	var items []listed
+	var own []listed
+	items, arena := &own, (*[]field)(nil)
+	if maps != nil {
+		items, arena = &maps.items, &maps.arena
+	}
+	from := len(*items)
 	end, ok := scanSeq(b, i+1, ']', func(j int) (int, bool) {
 		if j < len(b) && b[j] == '{' {
-			if m, end, ok := scanObjectAt(b, j, depth+1, maps); ok {
-				items = append(items, listed{b[j:end:end], m})
+			if fs, end, ok := scanFieldsAt(b, j, depth+1, arena); ok {
+				*items = append(*items, listed{b[j:end:end], fs, true})
 				return end, true
 			}
 		}
 		end, ok := scanValue(b, j, depth)
-		items = append(items, listed{raw: b[j:end:end]})
+		*items = append(*items, listed{raw: b[j:end:end]})
 		return end, ok
 	})
-	return items, end, ok
+	to := len(*items)
+	return (*items)[from:to:to], end, ok
 }
 
 // foldsToKnown reports whether key is a known field in another case (and
@@ -520,8 +540,8 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 	parent := map[string]value{"payment_id": idv}
 	quote := doc.objs["contract.quote"]
 	fees := feeTotals{}
-	if err := doc.each(listKey{"contract.fee_info", "total_fees"}, at.path+".contract.fee_info.total_fees", func(p string, e json.RawMessage, fm map[string]json.RawMessage) error {
-		if fields, err := bs[1].elementOf(pos{at.file, at.n, p}, e, fm, shape{}, parent); fields == nil || err != nil {
+	if err := doc.each(listKey{"contract.fee_info", "total_fees"}, at.path, func(p jsonPath, e listed) error {
+		if fs, err := bs[1].elementOf(pos{at.file, at.n, p}, e, shape{}, parent); fs == nil || err != nil {
 			return err
 		}
 		fees.add(bs[1].last("fee_currency"), bs[1].last("total_fee"), 0)
@@ -538,24 +558,22 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 			return err
 		}
 	}
-	if err := doc.each(listKey{"contract.quote", "quote_elements"}, at.path+".contract.quote.quote_elements", func(p string, e json.RawMessage, em map[string]json.RawMessage) error {
-		_, err := movementRow(bs[3], pos{at.file, at.n, p}, e, em, parent)
+	if err := doc.each(listKey{"contract.quote", "quote_elements"}, at.path, func(p jsonPath, e listed) error {
+		_, err := movementRow(bs[3], pos{at.file, at.n, p}, e, parent)
 		return err
 	}); err != nil {
 		return err
 	}
 	n := 0
 	fixed = map[string]value{"payment_id": idv}
-	if err := doc.each(listKey{"", "user_info"}, at.path+".user_info", func(p string, e json.RawMessage, entry map[string]json.RawMessage) error {
-		if entry == nil {
-			entry, _ = object(e)
-		}
-		node, _ := jsonValue(entry["node_address"])
+	if err := doc.each(listKey{"", "user_info"}, at.path, func(p jsonPath, e listed) error {
+		entry, _ := e.fields()
+		node, _ := jsonValue(entry.get("node_address"))
 		for _, step := range userInfoSteps {
-			if err := each(entry[step], p+"."+step, func(sp string, item json.RawMessage, _ map[string]json.RawMessage) error {
+			if err := each(entry.get(step), p, step, func(sp jsonPath, item listed) error {
 				n++
 				fixed["node_address"], fixed["step"], fixed["position"] = node, textValue(step), textValue(strconv.Itoa(n))
-				_, err := bs[4].element(pos{at.file, at.n, sp}, item, userInfoShape, fixed)
+				_, err := bs[4].elementOf(pos{at.file, at.n, sp}, item, userInfoShape, fixed)
 				return err
 			}); err != nil {
 				return err
@@ -575,21 +593,18 @@ func paymentRows(bs []*builder, at pos, raw json.RawMessage, doc paymentDoc) err
 // node_type). The fees of its TRANSFER results loaded go into fees.
 func resultRows(b *builder, at pos, doc paymentDoc, field string, fixed map[string]value, fees feeTotals) error {
 	type element struct {
-		path  string
-		raw   json.RawMessage
-		m     map[string]json.RawMessage
+		path  jsonPath
+		e     listed
 		order typed
 	}
 	var elems []element
 	order := &PaymentExecutionResults.Columns[PaymentExecutionResults.index("execution_result_order")]
 	var first, last decimal128.Num
 	ends := false
-	if err := doc.each(listKey{"", field}, at.path+"."+field, func(p string, e json.RawMessage, m map[string]json.RawMessage) error {
-		el := element{path: p, raw: e, m: m, order: typed{null: true}}
-		if el.m == nil {
-			el.m, _ = object(e)
-		}
-		if v, err := jsonValue(el.m["execution_result_order"]); err == nil {
+	if err := doc.each(listKey{"", field}, at.path, func(p jsonPath, e listed) error {
+		el := element{path: p, e: e, order: typed{null: true}}
+		el.e.fs, el.e.obj = e.fields()
+		if v, err := jsonValue(el.e.fs.get("execution_result_order")); err == nil {
 			var t typed
 			if why := order.check(v, &t); why == "" && !t.null {
 				el.order = t
@@ -620,7 +635,7 @@ func resultRows(b *builder, at pos, doc paymentDoc, field string, fixed map[stri
 				fixed["receiver_node_type"] = textValue("TERMINAL")
 			}
 		}
-		ok, err := movementRow(b, pos{at.file, at.n, el.path}, el.raw, el.m, fixed)
+		ok, err := movementRow(b, pos{at.file, at.n, el.path}, el.e, fixed)
 		if err != nil {
 			return err
 		}
@@ -663,49 +678,47 @@ func (f feeTotals) differ() bool {
 	return false
 }
 
-// each calls fn with the path and text of every element of a JSON array
-// (and nil fields: fn splits an element itself); null or absent is no
-// element, and anything else is ignored here (the payment's extra keeps
+// each calls fn with the path and text of every element of a JSON array,
+// the member name of at (fn splits an element itself); null or absent is
+// no element, and anything else is ignored here (the payment's extra keeps
 // what is not an array).
-func each(raw json.RawMessage, path string, fn func(string, json.RawMessage, map[string]json.RawMessage) error) error {
+func each(raw json.RawMessage, at jsonPath, name string, fn func(jsonPath, listed) error) error {
 	items, err := elements(raw)
 	if err != nil {
 		return nil
 	}
 	for i, e := range items {
-		if err := fn(path+"["+strconv.Itoa(i)+"]", e, nil); err != nil {
+		if err := fn(at.at(name, i), listed{raw: e}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// movementRow adds an execution result or a quote element (m: raw decoded,
-// or nil); fx_rate is an object {rate, base_currency_code,
-// counter_currency_code, type} or a number. It reports whether the row loaded.
-func movementRow(b *builder, at pos, raw json.RawMessage, m map[string]json.RawMessage, fixed map[string]value) (bool, error) {
-	return b.add(at, raw, func() error {
+// movementRow adds an execution result or a quote element; fx_rate is an
+// object {rate, base_currency_code, counter_currency_code, type} or a
+// number. It reports whether the row loaded.
+func movementRow(b *builder, at pos, e listed, fixed map[string]value) (bool, error) {
+	return b.add(at, e.raw, func() error {
 		for k, v := range fixed {
 			b.set(k, v)
 		}
-		if m == nil {
-			var ok bool
-			if m, ok = object(raw); !ok {
-				return fmt.Errorf("not a JSON object")
-			}
+		fs, ok := e.fields()
+		if !ok {
+			return fmt.Errorf("not a JSON object")
 		}
-		if err := b.setFields(m, movementShape); err != nil {
+		if err := b.setFields(fs, movementShape); err != nil {
 			return err
 		}
-		if fx, ok := object(m["fx_rate"]); ok {
+		if fx, ok := object(fs.get("fx_rate")); ok {
 			for _, f := range fxColumns {
-				v, err := jsonValue(fx[f.field])
+				v, err := jsonValue(fx.get(f.field))
 				if err != nil {
 					return fmt.Errorf("fx_rate.%s: %w", f.field, err)
 				}
 				b.set(f.col, v)
 			}
-		} else if v, err := jsonValue(m["fx_rate"]); err == nil {
+		} else if v, err := jsonValue(fs.get("fx_rate")); err == nil {
 			b.set("fx_rate", v)
 		}
 		for k, v := range fixed {

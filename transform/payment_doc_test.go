@@ -104,7 +104,7 @@ func paymentRowsText(t *testing.T, text json.RawMessage, doc paymentDoc) string 
 	t.Helper()
 	p := newPaymentParser()
 	defer p.release()
-	if err := paymentRows(p.bs, pos{file: "p.json", n: 1, path: "$.content[0]"}, text, doc); err != nil {
+	if err := paymentRows(p.bs, pos{file: "p.json", n: 1, path: pathAt("content", 0)}, text, doc); err != nil {
 		t.Fatal(err)
 	}
 	var sb strings.Builder
@@ -127,4 +127,42 @@ func paymentRowsText(t *testing.T, text json.RawMessage, doc paymentDoc) string 
 		}
 	}
 	return sb.String()
+}
+
+// TestRejectedElementPaths checks the JSON path a rejected element is
+// quarantined with, written out from its steps.
+func TestRejectedElementPaths(t *testing.T) {
+	for _, c := range []struct {
+		path jsonPath
+		want string
+	}{
+		{jsonPath{}, "$"},
+		{pathAt("", 2).at("matchers", 1), "$[2].matchers[1]"},
+		{pathAt("local_balance", -1).at("currency_balances", 0), "$.local_balance.currency_balances[0]"},
+		{pathAt("transactions.content", 7), "$.transactions.content[7]"},
+		{pathAt("results", 1).at("trade_requests", 0).at("trade_executions", -1), "$.results[1].trade_requests[0].trade_executions"},
+	} {
+		if got := c.path.String(); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.path, got, c.want)
+		}
+	}
+	text := json.RawMessage(`{"payment_id":"p1","execution_results":[{"execution_result_id":"e1"},5],
+		"contract":{"quote":{"quote_elements":["q"]},"fee_info":{"total_fees":[{"fee_currency":"USD","total_fee":"x"}]}},
+		"user_info":[{"node_address":"rn.a","accepted":[{"created_at":"2026-10-01T01:46:38.056Z"},7]}]}`)
+	p := newPaymentParser()
+	defer p.release()
+	if err := paymentRows(p.bs, pos{file: "p.json", n: 4, path: pathAt("content", 3)}, text, paymentObjects(text, nil)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range p.bs {
+		for _, q := range b.bad {
+			got = append(got, q.path)
+		}
+	}
+	want := []string{"$.content[3].contract.fee_info.total_fees[0]", "$.content[3].execution_results[1]",
+		"$.content[3].contract.quote.quote_elements[0]", "$.content[3].user_info[0].accepted[1]"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rejected at %q, want %q", got, want)
+	}
 }

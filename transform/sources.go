@@ -251,7 +251,7 @@ func (l *Loader) loadKeyed(ctx context.Context, conn *sql.Conn, t *Table, files 
 				return fmt.Errorf("%s: %w", f.Path, err)
 			}
 			for j, raw := range content {
-				if err := row(b, pos{file: f.Path, n: int64(j + 1), path: fmt.Sprintf("$.content[%d]", j)}, raw); err != nil {
+				if err := row(b, pos{file: f.Path, n: int64(j + 1), path: pathAt("content", j)}, raw); err != nil {
 					return err
 				}
 			}
@@ -328,27 +328,27 @@ func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f raw.File) (
 				return unreadable(f.Path, fmt.Errorf("local_balance: %w", err))
 			}
 			for i, inst := range local {
-				if err := institutionRows(b, f.Path, fmt.Sprintf("$.local_balance[%d]", i), "local", snapshot, inst); err != nil {
+				if err := institutionRows(b, f.Path, pathAt("local_balance", i), "local", snapshot, inst); err != nil {
 					return err
 				}
 			}
 		default:
-			if err := institutionRows(b, f.Path, "$.local_balance", "local", snapshot, doc.LocalBalance); err != nil {
+			if err := institutionRows(b, f.Path, pathAt("local_balance", -1), "local", snapshot, doc.LocalBalance); err != nil {
 				return err
 			}
 		}
 		for i, inst := range doc.RemoteBalances {
-			if err := institutionRows(b, f.Path, fmt.Sprintf("$.remote_balances[%d]", i), "remote", snapshot, inst); err != nil {
+			if err := institutionRows(b, f.Path, pathAt("remote_balances", i), "remote", snapshot, inst); err != nil {
 				return err
 			}
 		}
 		for i, e := range doc.Errors {
-			_, err := b.add(pos{file: f.Path, n: int64(i + 1), path: fmt.Sprintf("$.errors[%d]", i)}, e, func() error {
+			_, err := b.add(pos{file: f.Path, n: int64(i + 1), path: pathAt("errors", i)}, e, func() error {
 				b.set("fetched_at", textValue(snapshot))
 				b.set("side", textValue("error"))
-				if m, ok := object(e); ok {
-					for k, v := range m {
-						b.setExtra(k, v)
+				if fs, ok := object(e); ok {
+					for _, f := range fs {
+						b.setExtra(string(f.key), f.raw)
 					}
 				} else {
 					b.setExtra("error", e)
@@ -388,15 +388,16 @@ func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f raw.File) (
 
 // institutionRows adds one row per account balance of an institution; a
 // currency without accounts gives one row without account fields.
-func institutionRows(b *builder, file, path, side, snapshot string, raw json.RawMessage) error {
+func institutionRows(b *builder, file string, path jsonPath, side, snapshot string, raw json.RawMessage) error {
 	reject := func(reason string) {
-		b.reject(quarantined{file: file, line: 1, path: path, key: snapshot, reason: reason, raw: string(raw)})
+		b.reject(quarantined{file: file, line: 1, path: path.String(), key: snapshot, reason: reason, raw: string(raw)})
 	}
-	inst, ok := object(raw)
+	fs, ok := object(raw)
 	if !ok {
 		reject("institution is not a JSON object")
 		return nil
 	}
+	inst := fs.toMap()
 	var cbs []json.RawMessage
 	if cb, ok := inst["currency_balances"]; ok {
 		if err := json.Unmarshal(cb, &cbs); err != nil {
@@ -410,24 +411,24 @@ func institutionRows(b *builder, file, path, side, snapshot string, raw json.Raw
 		institution = textValue(extraJSON(inst))
 	}
 	for i, cbRaw := range cbs {
-		cbPath := fmt.Sprintf("%s.currency_balances[%d]", path, i)
+		cbPath := path.at("currency_balances", i)
 		cb, ok := object(cbRaw)
 		if !ok {
-			b.reject(quarantined{file: file, line: int64(i + 1), path: cbPath, key: snapshot, reason: "not a JSON object", raw: string(cbRaw)})
+			b.reject(quarantined{file: file, line: int64(i + 1), path: cbPath.String(), key: snapshot, reason: "not a JSON object", raw: string(cbRaw)})
 			continue
 		}
 		fixed := map[string]value{"fetched_at": textValue(snapshot), "side": textValue(side), "institution": institution}
 		for _, k := range []string{"currency", "aggregate_balance"} {
-			v, err := jsonValue(cb[k])
+			v, err := jsonValue(cb.get(k))
 			if err != nil {
 				return err
 			}
 			fixed[k] = v
 		}
 		var accounts []json.RawMessage
-		if ab, ok := cb["account_balances"]; ok && string(ab) != "null" {
+		if ab := cb.get("account_balances"); ab != nil && string(ab) != "null" {
 			if err := json.Unmarshal(ab, &accounts); err != nil {
-				b.reject(quarantined{file: file, line: int64(i + 1), path: cbPath, key: snapshot, reason: "account_balances is not an array", raw: string(cbRaw)})
+				b.reject(quarantined{file: file, line: int64(i + 1), path: cbPath.String(), key: snapshot, reason: "account_balances is not an array", raw: string(cbRaw)})
 				continue
 			}
 		}
@@ -443,7 +444,7 @@ func institutionRows(b *builder, file, path, side, snapshot string, raw json.Raw
 			continue
 		}
 		for j, a := range accounts {
-			at := pos{file: file, n: int64(j + 1), path: fmt.Sprintf("%s.account_balances[%d]", cbPath, j)}
+			at := pos{file: file, n: int64(j + 1), path: cbPath.at("account_balances", j)}
 			if _, err := b.element(at, a, shape{renames: map[string]string{"currency": "account_currency"}}, fixed); err != nil {
 				return err
 			}

@@ -83,7 +83,7 @@ func (l *Loader) loadStatement(ctx context.Context, conn *sql.Conn, pages []raw.
 				}
 			}
 			for j, raw := range page.Transactions.Content {
-				at := pos{file: p.Path, n: int64(j + 1), path: fmt.Sprintf("$.transactions.content[%d]", j)}
+				at := pos{file: p.Path, n: int64(j + 1), path: pathAt("transactions.content", j)}
 				if _, err := b.element(at, raw, shape{}, account); err != nil {
 					return err
 				}

@@ -203,7 +203,7 @@ func walletRecordRow(b *builder, f raw.File, body []byte, fixed map[string]value
 	if err := checkWalletID(body, f.Path, fixed["wallet_id"].s); err != nil {
 		return err
 	}
-	_, err := b.element(pos{file: f.Path, n: 1, path: "$"}, body, shape{}, fixed)
+	_, err := b.element(pos{file: f.Path, n: 1}, body, shape{}, fixed)
 	return err
 }
 
@@ -225,7 +225,7 @@ func walletBalanceRows(b *builder, f raw.File, body []byte, fixed map[string]val
 		snap[k] = v
 	}
 	if len(doc.Balances) == 0 {
-		_, err := b.add(pos{file: f.Path, n: 1, path: "$"}, body, func() error {
+		_, err := b.add(pos{file: f.Path, n: 1}, body, func() error {
 			for k, v := range snap {
 				b.set(k, v)
 			}
@@ -234,7 +234,7 @@ func walletBalanceRows(b *builder, f raw.File, body []byte, fixed map[string]val
 		return err
 	}
 	for i, raw := range doc.Balances {
-		if _, err := b.element(pos{file: f.Path, n: int64(i + 1), path: fmt.Sprintf("$.balances[%d]", i)}, raw, shape{}, snap); err != nil {
+		if _, err := b.element(pos{file: f.Path, n: int64(i + 1), path: pathAt("balances", i)}, raw, shape{}, snap); err != nil {
 			return err
 		}
 	}
@@ -251,7 +251,7 @@ func walletTxRows(b *builder, f raw.File, body []byte, fixed map[string]value) e
 		return unreadable(f.Path, errors.New("not a page envelope with content"))
 	}
 	for i, raw := range *page.Content {
-		_, err := b.add(pos{file: f.Path, n: int64(i + 1), path: fmt.Sprintf("$.content[%d]", i)}, raw, func() error {
+		_, err := b.add(pos{file: f.Path, n: int64(i + 1), path: pathAt("content", i)}, raw, func() error {
 			m, ok := object(raw)
 			if !ok {
 				return errors.New("not a JSON object")
@@ -259,7 +259,7 @@ func walletTxRows(b *builder, f raw.File, body []byte, fixed map[string]value) e
 			if err := b.setFields(m, shape{skip: []string{"initiator"}}); err != nil {
 				return err
 			}
-			if init, ok := m["initiator"]; ok && strings.TrimSpace(string(init)) != "null" {
+			if init := m.get("initiator"); init != nil && strings.TrimSpace(string(init)) != "null" {
 				var who struct{ Type, ID value }
 				if err := json.Unmarshal(init, &who); err != nil {
 					return errors.New("initiator is not a {type, id} object")
@@ -287,7 +287,7 @@ func walletLimitRows(limits, matchers *builder, f raw.File, body []byte, fixed m
 		return unreadable(f.Path, errors.New("not a JSON array of limits"))
 	}
 	for i, raw := range list {
-		at := pos{file: f.Path, n: int64(i + 1), path: fmt.Sprintf("$[%d]", i)}
+		at := pos{file: f.Path, n: int64(i + 1), path: pathAt("", i)}
 		var ms []json.RawMessage
 		id := value{}
 		ok, err := limits.add(at, raw, func() error {
@@ -298,7 +298,7 @@ func walletLimitRows(limits, matchers *builder, f raw.File, body []byte, fixed m
 			if err := limits.setFields(m, shape{renames: walletLimitRenames, skip: []string{"matchers"}}); err != nil {
 				return err
 			}
-			if raw, ok := m["matchers"]; ok && strings.TrimSpace(string(raw)) != "null" {
+			if raw := m.get("matchers"); raw != nil && strings.TrimSpace(string(raw)) != "null" {
 				if err := json.Unmarshal(raw, &ms); err != nil {
 					return errors.New("matchers is not an array")
 				}
@@ -324,7 +324,7 @@ func walletLimitRows(limits, matchers *builder, f raw.File, body []byte, fixed m
 			mfixed[k] = v
 		}
 		for j, mraw := range ms {
-			mat := pos{file: f.Path, n: int64(i + 1), path: fmt.Sprintf("$[%d].matchers[%d]", i, j)}
+			mat := pos{file: f.Path, n: int64(i + 1), path: pathAt("", i).at("matchers", j)}
 			sh := shape{renames: map[string]string{"type": "matcher_type", "value": "matcher_value"}}
 			if _, err := matchers.element(mat, mraw, sh, mfixed); err != nil {
 				return err
