@@ -248,18 +248,14 @@ func (b *builder) elementOf(at pos, e listed, sh shape, fixed map[string]value) 
 	}
 	fs := e.fs
 	ok, err := b.add(at, e.raw, func() error {
-		setFixed() // first, so a rejected element keeps its parents' keys
+		defer setFixed() // last: an object may not override its parents' keys, and a rejected one keeps them
 		if !e.obj {
 			var isObject bool
 			if fs, isObject = object(e.raw); !isObject {
 				return errors.New("not a JSON object")
 			}
 		}
-		if err := b.setFields(fs, sh); err != nil {
-			return err
-		}
-		setFixed() // again: an object may not override its parents' keys
-		return nil
+		return b.setFields(fs, sh)
 	})
 	if !ok {
 		return nil, err

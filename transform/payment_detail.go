@@ -700,9 +700,11 @@ func each(raw json.RawMessage, at jsonPath, name string, fn func(jsonPath, liste
 // number. It reports whether the row loaded.
 func movementRow(b *builder, at pos, e listed, fixed map[string]value) (bool, error) {
 	return b.add(at, e.raw, func() error {
-		for k, v := range fixed {
-			b.set(k, v)
-		}
+		defer func() { // last: an element may not override its payment's values, and a rejected one keeps them
+			for k, v := range fixed {
+				b.set(k, v)
+			}
+		}()
 		fs, ok := e.fields()
 		if !ok {
 			return fmt.Errorf("not a JSON object")
@@ -720,9 +722,6 @@ func movementRow(b *builder, at pos, e listed, fixed map[string]value) (bool, er
 			}
 		} else if v, err := jsonValue(fs.get("fx_rate")); err == nil {
 			b.set("fx_rate", v)
-		}
-		for k, v := range fixed {
-			b.set(k, v)
 		}
 		return nil
 	})

@@ -28,7 +28,9 @@ func textValue(s string) value { return value{s: s, set: true} }
 // jsonValue converts one JSON value: a string is unquoted, a number keeps its
 // exact text, true and false are kept as text, null is unset.
 func jsonValue(raw json.RawMessage) (value, error) {
-	raw = bytes.TrimSpace(raw)
+	if !plainEnds(raw) {
+		raw = bytes.TrimSpace(raw)
+	}
 	if len(raw) == 0 {
 		return value{}, nil
 	}
@@ -246,7 +248,7 @@ type typed struct {
 func (c *Column) check(v value, t *typed) string {
 	s := v.s
 	if !v.isJSON {
-		s = strings.TrimSpace(s)
+		s = trimSpace(s)
 	}
 	if !v.set || (!v.isJSON && s == "") {
 		if c.Required {
@@ -311,6 +313,22 @@ func (c *Column) check(v value, t *typed) string {
 		*t = typed{s: v.s}
 		return ""
 	}
+}
+
+// trimSpace is strings.TrimSpace, without its call for the common value
+// that starts and ends with printable ASCII.
+func trimSpace(s string) string {
+	if plainEnds(s) {
+		return s
+	}
+	return strings.TrimSpace(s)
+}
+
+// plainEnds reports whether s is empty or starts and ends with printable
+// ASCII: trimming space would leave it as it is.
+func plainEnds[T ~string | ~[]byte](s T) bool {
+	n := len(s)
+	return n == 0 || (s[0] > ' ' && s[0] < utf8.RuneSelf && s[n-1] > ' ' && s[n-1] < utf8.RuneSelf)
 }
 
 // invalidUTF8 returns the offset of the first byte of s that is not UTF-8,
