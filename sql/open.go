@@ -19,12 +19,20 @@ import (
 // they run at RulesMemoryLimit (WithMemoryLimit).
 const memoryLimit = "384MB"
 
+// checkpointThreshold is the write-ahead log's size at which a commit
+// checkpoints. At DuckDB's 16 MB, each of the two dozen transactions that
+// load a 1M day's liquidations checkpointed the tables it had grown, and
+// compressed their last row groups again: the liquidations took 13.5 s of
+// commits and appends against 5.9 s at 1 GB (docs/performance.md). The
+// load stage and Publish checkpoint explicitly.
+const checkpointThreshold = "1GB"
+
 // RulesMemoryLimit is DuckDB's memory limit while the rules run.
 const RulesMemoryLimit = "512MB"
 
 // OpenDB opens a DuckDB file ("" for an in-memory database) with recon's
-// session settings: UTC on every connection, and memoryLimit (a setting of
-// the database) set by the first. DuckDB shares one instance per path
+// session settings: UTC on every connection, and memoryLimit and
+// checkpointThreshold (settings of the database) set by the first. DuckDB shares one instance per path
 // within a process: close every handle on a file before opening it again
 // after a run published it.
 func OpenDB(path string, readOnly bool) (*dbsql.DB, error) {
@@ -36,7 +44,7 @@ func OpenDB(path string, readOnly bool) (*dbsql.DB, error) {
 	c, err := duckdb.NewConnector(dsn, func(e driver.ExecerContext) error {
 		qs := []string{"SET TimeZone = 'UTC'"}
 		if !limited.Swap(true) { // later connections keep a limit WithMemoryLimit set
-			qs = append(qs, "SET memory_limit = '"+memoryLimit+"'")
+			qs = append(qs, "SET memory_limit = '"+memoryLimit+"'", "SET checkpoint_threshold = '"+checkpointThreshold+"'")
 		}
 		for _, q := range qs {
 			if _, err := e.ExecContext(context.Background(), q, nil); err != nil {

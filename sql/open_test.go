@@ -10,7 +10,7 @@ import (
 )
 
 // TestOpenDBSettings: every connection of a handle OpenDB gives, read-only
-// ones too, runs in UTC under recon's memory limit.
+// ones too, runs in UTC under recon's memory limit and checkpoint threshold.
 func TestOpenDBSettings(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "o.duckdb")
 	rw, err := reconsql.OpenDB(path, false)
@@ -33,12 +33,14 @@ func TestOpenDBSettings(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		var tz, limit string
-		if err := c.QueryRowContext(t.Context(), `SELECT current_setting('TimeZone'), current_setting('memory_limit')`).Scan(&tz, &limit); err != nil {
+		var tz, limit, wal string
+		if err := c.QueryRowContext(t.Context(), `SELECT current_setting('TimeZone'), current_setting('memory_limit'),
+			current_setting('checkpoint_threshold')`).Scan(&tz, &limit, &wal); err != nil {
 			t.Fatal(err)
 		}
-		if tz != "UTC" || limit != "366.2 MiB" {
-			t.Errorf("connection %d: TimeZone %q, memory_limit %q, want UTC, 366.2 MiB (384MB)", len(conns), tz, limit)
+		if tz != "UTC" || limit != "366.2 MiB" || wal != "953.6 MiB" {
+			t.Errorf("connection %d: TimeZone %q, memory_limit %q, checkpoint_threshold %q, want UTC, 366.2 MiB (384MB), 953.6 MiB (1GB)",
+				len(conns), tz, limit, wal)
 		}
 		conns = append(conns, c)
 		if _, err := c.ExecContext(t.Context(), `CREATE TABLE x (a INT)`); err == nil {
