@@ -32,9 +32,9 @@ const RulesMemoryLimit = "512MB"
 
 // OpenDB opens a DuckDB file ("" for an in-memory database) with recon's
 // session settings: UTC on every connection, and memoryLimit and
-// checkpointThreshold (settings of the database) set by the first. DuckDB shares one instance per path
-// within a process: close every handle on a file before opening it again
-// after a run published it.
+// checkpointThreshold (settings of the database) set by the first. DuckDB
+// shares one instance per path within a process: close every handle on a
+// file before opening it again after a run published it.
 func OpenDB(path string, readOnly bool) (*dbsql.DB, error) {
 	dsn := path
 	if readOnly {

@@ -193,9 +193,10 @@ type pos struct {
 	path jsonPath
 }
 
-// jsonPath is the path of a JSON element in its file, written out
-// ($.content[3].execution_results[0]) only for an element rejected: a
-// path string a payment child cost the parse about 5% of its CPU.
+// jsonPath is the path of a JSON element in its file, at most four steps,
+// written out ($.content[3].execution_results[0]) only for an element
+// rejected: a path string built for every payment child was about 5% of
+// the payments' parse.
 type jsonPath struct {
 	steps [4]pathStep
 	n     int
