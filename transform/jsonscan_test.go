@@ -59,6 +59,9 @@ func FuzzScan(f *testing.F) {
 			if err := json.Unmarshal([]byte(in), &want); err != nil || len(m.toMap()) != len(want) {
 				t.Fatalf("scanObject(%q) = %v, encoding/json %v (%v)", in, m, want, err)
 			}
+			if got, want := fieldsRow(m), mapRow(t, in); got != want {
+				t.Fatalf("setFields(%q) = %s; as a map: %s", in, got, want)
+			}
 		}
 		if ok, _ := scanArray([]byte(in), func(int, json.RawMessage) error { return nil }); ok && !json.Valid([]byte(in)) {
 			t.Fatalf("scanArray(%q) accepted invalid JSON", in)
@@ -149,30 +152,33 @@ func TestSetFieldsReadsAsAMap(t *testing.T) {
 		if !ok {
 			t.Fatalf("object(%s) refused", in)
 		}
-		var m map[string]json.RawMessage
-		if err := gojson.Unmarshal([]byte(in), &m); err != nil {
-			t.Fatal(err)
-		}
-		var want fields
-		for k, v := range m {
-			want = append(want, field{[]byte(k), v})
-		}
-		row := func(fs fields) (string, []value, map[string]json.RawMessage) {
-			b := newBuilder(&Recon, nil)
-			defer b.release()
-			b.reset()
-			if err := b.setFields(fs, shape{}); err != nil {
-				return err.Error(), nil, nil // the values of a rejected row depend on the map's order
-			}
-			if len(b.extra) == 0 {
-				return "", b.vals, nil
-			}
-			return "", b.vals, b.extra
-		}
-		gotErr, gotVals, gotExtra := row(fs)
-		wantErr, wantVals, wantExtra := row(want)
-		if gotErr != wantErr || !reflect.DeepEqual(gotVals, wantVals) || !reflect.DeepEqual(gotExtra, wantExtra) {
-			t.Errorf("%s: error %q, values %v, extra %s; as a map: %q, %v, %s", in, gotErr, gotVals, gotExtra, wantErr, wantVals, wantExtra)
+		if got, want := fieldsRow(fs), mapRow(t, in); got != want {
+			t.Errorf("%s: %s; as a map: %s", in, got, want)
 		}
 	}
+}
+
+// fieldsRow is what setFields makes of fs in a RECON row: its error, or
+// its values and extra fields.
+func fieldsRow(fs fields) string {
+	b := newBuilder(&Recon, nil)
+	defer b.release()
+	b.reset()
+	if err := b.setFields(fs, shape{}); err != nil {
+		return err.Error() // the values of a rejected row depend on the map's order
+	}
+	return fmt.Sprintf("%v %s", b.vals, extraJSON(b.extra))
+}
+
+// mapRow is fieldsRow of the object in decoded into a map first.
+func mapRow(t *testing.T, in string) string {
+	var m map[string]json.RawMessage
+	if err := gojson.Unmarshal([]byte(in), &m); err != nil {
+		t.Fatal(err)
+	}
+	var fs fields
+	for k, v := range m {
+		fs = append(fs, field{[]byte(k), v})
+	}
+	return fieldsRow(fs)
 }
