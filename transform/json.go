@@ -112,7 +112,7 @@ func (b *builder) setFields(fs fields, sh shape) error {
 	// still has its key; errors are sorted, as they were in a map's random order
 	var errs []string
 	for j, f := range fs {
-		if containsKey(sh.skip, f.key) {
+		if len(sh.skip) > 0 && contains(sh.skip, string(f.key)) {
 			continue
 		}
 		i, ok := b.field(f.key)
@@ -151,16 +151,6 @@ func (b *builder) setFields(fs fields, sh shape) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// containsKey reports whether key is one of names.
-func containsKey(names []string, key []byte) bool {
-	for _, n := range names {
-		if n == string(key) {
-			return true
-		}
-	}
-	return false
 }
 
 // jsonReportRows returns a producer of the elements of a JSON report: an
@@ -247,14 +237,12 @@ func (b *builder) elementOf(at pos, e listed, sh shape, fixed map[string]value) 
 			b.set(k, v)
 		}
 	}
-	fs := e.fs
+	var fs fields
 	ok, err := b.add(at, e.raw, func() error {
 		defer setFixed() // last: an object may not override its parents' keys, and a rejected one keeps them
-		if !e.obj {
-			var isObject bool
-			if fs, isObject = object(e.raw); !isObject {
-				return errors.New("not a JSON object")
-			}
+		var isObject bool
+		if fs, isObject = e.fields(); !isObject {
+			return errors.New("not a JSON object")
 		}
 		return b.setFields(fs, sh)
 	})

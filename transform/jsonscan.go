@@ -64,6 +64,22 @@ func (fs fields) toMap() map[string]json.RawMessage {
 	return m
 }
 
+// listed is an element of a JSON array: fs its fields when the scanner read it
+// as an object (obj).
+type listed struct {
+	raw json.RawMessage
+	fs  fields
+	obj bool
+}
+
+// fields are the element's fields; ok is false when it is not an object.
+func (e listed) fields() (fields, bool) {
+	if e.obj {
+		return e.fs, true
+	}
+	return object(e.raw)
+}
+
 // scanObject splits a JSON object (no surrounding space) into its fields;
 // ok is false when the text is not one this scanner reads.
 func scanObject(raw []byte) (fields, bool) {

@@ -338,22 +338,6 @@ var paymentLists = map[listKey]bool{
 	{"contract.quote", "quote_elements"}: true, {"contract.fee_info", "total_fees"}: true,
 }
 
-// listed is an element of a list: fs its fields when the scanner read it
-// as an object (obj).
-type listed struct {
-	raw json.RawMessage
-	fs  fields
-	obj bool
-}
-
-// fields are the element's fields; ok is false when it is not an object.
-func (e listed) fields() (fields, bool) {
-	if e.obj {
-		return e.fs, true
-	}
-	return object(e.raw)
-}
-
 // each calls fn with the path and every element of a list of the
 // payment at at (each), read from the doc when it is direct.
 func (doc paymentDoc) each(k listKey, at jsonPath, fn func(jsonPath, listed) error) error {
