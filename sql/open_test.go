@@ -34,13 +34,14 @@ func TestOpenDBSettings(t *testing.T) {
 		}
 		defer c.Close()
 		var tz, limit, wal string
+		var purge bool
 		if err := c.QueryRowContext(t.Context(), `SELECT current_setting('TimeZone'), current_setting('memory_limit'),
-			current_setting('checkpoint_threshold')`).Scan(&tz, &limit, &wal); err != nil {
+			current_setting('checkpoint_threshold'), current_setting('allocator_background_threads')`).Scan(&tz, &limit, &wal, &purge); err != nil {
 			t.Fatal(err)
 		}
-		if tz != "UTC" || limit != "366.2 MiB" || wal != "953.6 MiB" {
-			t.Errorf("connection %d: TimeZone %q, memory_limit %q, checkpoint_threshold %q, want UTC, 366.2 MiB (384MB), 953.6 MiB (1GB)",
-				len(conns), tz, limit, wal)
+		if tz != "UTC" || limit != "366.2 MiB" || wal != "953.6 MiB" || !purge {
+			t.Errorf("connection %d: TimeZone %q, memory_limit %q, checkpoint_threshold %q, allocator_background_threads %t, want UTC, 366.2 MiB (384MB), 953.6 MiB (1GB), true",
+				len(conns), tz, limit, wal, purge)
 		}
 		conns = append(conns, c)
 		if _, err := c.ExecContext(t.Context(), `CREATE TABLE x (a INT)`); err == nil {
