@@ -29,10 +29,10 @@ const checkpointThreshold = "1GB"
 
 // purgeInBackground has jemalloc, DuckDB's allocator, give freed pages back
 // to the system from its own threads. Without them a page stayed resident
-// until its arena allocated again: jemalloc held 78-284 MB of freed pages
-// in 1M-payment runs, which put a run's peak RSS at 944-1,180 MiB; with
-// them it held 33-169 MB, the peaks were 898-940 MiB and the load was no
-// slower (docs/performance.md).
+// until its arena allocated again: at the peaks of three 1M-payment runs
+// (944-1,059 MiB) jemalloc held 81-218 MB of freed pages. With them it held
+// 33-78 MB there, the peaks were 898-940 MiB, and the load was no slower
+// (docs/performance.md).
 const purgeInBackground = "SET allocator_background_threads = true"
 
 // RulesMemoryLimit is DuckDB's memory limit while the rules run.
@@ -41,9 +41,8 @@ const RulesMemoryLimit = "512MB"
 // OpenDB opens a DuckDB file ("" for an in-memory database) with recon's
 // session settings: UTC on every connection, and memoryLimit,
 // checkpointThreshold and purgeInBackground (settings of the database) set
-// by the first. DuckDB
-// shares one instance per path within a process: close every handle on a
-// file before opening it again after a run published it.
+// by the first. DuckDB shares one instance per path within a process: close
+// every handle on a file before opening it again after a run published it.
 func OpenDB(path string, readOnly bool) (*dbsql.DB, error) {
 	dsn := path
 	if readOnly {
