@@ -27,21 +27,26 @@ const memoryLimit = "384MB"
 // load stage and Publish checkpoint explicitly.
 const checkpointThreshold = "1GB"
 
-// purgeInBackground has jemalloc, DuckDB's allocator, give freed pages back
-// to the system from its own threads. Without them a page stayed resident
-// until its arena allocated again: at the peaks of three 1M-payment runs
-// (944-1,059 MiB) jemalloc held 81-218 MB of freed pages. With them it held
-// 33-78 MB there, the peaks were 898-940 MiB, and the load was no slower
-// (docs/performance.md).
-const purgeInBackground = "SET allocator_background_threads = true"
+// databaseSettings are the settings of the database that the first
+// connection of a handle sets.
+var databaseSettings = []string{
+	"SET memory_limit = '" + memoryLimit + "'",
+	"SET checkpoint_threshold = '" + checkpointThreshold + "'",
+	// jemalloc, DuckDB's allocator, gives freed pages back to the system from
+	// its own threads. Without them a page stayed resident until its arena
+	// allocated again: at the peaks of three 1M-payment runs (944-1,059 MiB)
+	// jemalloc held 81-218 MB of freed pages. With them it held 33-78 MB
+	// there, the peaks were 898-940 MiB, and the load was no slower
+	// (docs/performance.md).
+	"SET allocator_background_threads = true",
+}
 
 // RulesMemoryLimit is DuckDB's memory limit while the rules run.
 const RulesMemoryLimit = "512MB"
 
 // OpenDB opens a DuckDB file ("" for an in-memory database) with recon's
-// session settings: UTC on every connection, and memoryLimit,
-// checkpointThreshold and purgeInBackground (settings of the database) set
-// by the first. DuckDB shares one instance per path within a process: close
+// session settings: UTC on every connection, and databaseSettings set by
+// the first. DuckDB shares one instance per path within a process: close
 // every handle on a file before opening it again after a run published it.
 func OpenDB(path string, readOnly bool) (*dbsql.DB, error) {
 	dsn := path
@@ -52,7 +57,7 @@ func OpenDB(path string, readOnly bool) (*dbsql.DB, error) {
 	c, err := duckdb.NewConnector(dsn, func(e driver.ExecerContext) error {
 		qs := []string{"SET TimeZone = 'UTC'"}
 		if !limited.Swap(true) { // later connections keep a limit WithMemoryLimit set
-			qs = append(qs, "SET memory_limit = '"+memoryLimit+"'", "SET checkpoint_threshold = '"+checkpointThreshold+"'", purgeInBackground)
+			qs = append(qs, databaseSettings...)
 		}
 		for _, q := range qs {
 			if _, err := e.ExecContext(context.Background(), q, nil); err != nil {

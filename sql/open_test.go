@@ -10,7 +10,8 @@ import (
 )
 
 // TestOpenDBSettings: every connection of a handle OpenDB gives, read-only
-// ones too, runs in UTC under recon's memory limit and checkpoint threshold.
+// ones too, runs in UTC under recon's memory limit and checkpoint threshold,
+// with jemalloc purging in the background.
 func TestOpenDBSettings(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "o.duckdb")
 	rw, err := reconsql.OpenDB(path, false)
