@@ -119,3 +119,34 @@ func TestFixedMatchesStringFixed(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeFieldsOfPayment: the time a payments list reads off a payment
+// without edits, to select and sort it without its record, is the record's.
+func TestRangeFieldsOfPayment(t *testing.T) {
+	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	s, err := New(Config{Seed: 4, Start: day, Days: 2, PaymentsPerDay: 500, BreaksPerDay: 40, Now: func() time.Time { return day.AddDate(0, 0, 3) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]int{}
+	for d := s.start; d < s.start+s.days; d++ {
+		for i := range s.n {
+			p := s.payment(d, i)
+			if unknown(p) || p.ret != nil || (p.edit != nil && p.edit.api != nil) {
+				continue
+			}
+			a := s.apiPayment(p)
+			for name, f := range rangeFields {
+				if got, want := f.of(s, p), f.at(a); !got.Equal(want) {
+					t.Fatalf("payment %s (%s): %s read off the payment %s, its record's %s", p.id, p.state, name, got, want)
+				}
+			}
+			states[p.state]++
+		}
+	}
+	for _, st := range []string{stateCompleted, stateFailed, stateExecuted} {
+		if states[st] == 0 {
+			t.Errorf("no %s payment without edits: the test checks none (%v)", st, states)
+		}
+	}
+}

@@ -268,10 +268,13 @@ func accountNo(r *rand.Rand, country string) string {
 	return fmt.Sprintf("%s%02d%014d", country, r.IntN(100), r.Int64N(100_000_000_000_000))
 }
 
-func newUUID(r *rand.Rand) string {
+func newUUID(r *rand.Rand) string { return uuidOf(r.Uint64(), r.Uint64()) }
+
+// uuidOf is the version 4 UUID of 128 random bits.
+func uuidOf(hi, lo uint64) string {
 	var u uuid.UUID
-	binary.BigEndian.PutUint64(u[:8], r.Uint64())
-	binary.BigEndian.PutUint64(u[8:], r.Uint64())
+	binary.BigEndian.PutUint64(u[:8], hi)
+	binary.BigEndian.PutUint64(u[8:], lo)
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
 	return u.String()

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -259,23 +260,20 @@ const labelAmend = "AMEND"
 // locked 2s after its creation, executed when the reports say, COMPLETED
 // 1 to 30 minutes later; 4 % of completed outgoing payments carry the AMEND label.
 func (s *Sandbox) apiPayment(p *payment) *apiPayment {
-	r := s.rng(tagAPIPayment, uint64(p.day), uint64(p.idx))
+	d := s.apiDraws(p)
+	r := d.r
 	a := &apiPayment{
-		PaymentID: p.id, ContractHash: fmt.Sprintf("%016x%016x%016x%016x", r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()),
+		PaymentID: p.id, ContractHash: fmt.Sprintf("%016x%016x%016x%016x", d.hash[0], d.hash[1], d.hash[2], d.hash[3]),
 		PaymentState: p.state, PaymentType: "REGULAR", Validator: nodeAddress,
-		CryptoTransactionID: newUUID(r), ExecutionCondition: base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%016x%016x", r.Uint64(), r.Uint64())),
-		AcceptedAt: text(ts(p.created.Add(time.Second))), LockedAt: text(ts(p.created.Add(2 * time.Second))),
-		ExecutedAt: text(ts(p.executed)), created: p.created, executed: p.executed,
+		CryptoTransactionID: uuidOf(d.cryptoID[0], d.cryptoID[1]),
+		ExecutionCondition:  base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%016x%016x", d.condition[0], d.condition[1])),
+		AcceptedAt:          text(ts(p.created.Add(time.Second))), LockedAt: text(ts(p.created.Add(2 * time.Second))),
+		ExecutedAt: text(ts(p.executed)), created: p.created, executed: p.executed, modified: d.modified,
 		NetworkInfo: []apiNodeInfo{{p.sender.node, []any{}}, {p.receiver.node, []any{}}},
 		UserInfo:    []apiUserInfo{{NodeAddress: nodeAddress, Accepted: []any{}, Locked: []any{}, Executed: []any{}, Completed: []any{}}},
 	}
-	a.modified = p.executed
-	switch p.state {
-	case stateCompleted:
-		a.modified = p.executed.Add(time.Duration(60+r.Int64N(1740)) * time.Second)
+	if p.state == stateCompleted {
 		a.CompletedAt = text(ts(a.modified))
-	case stateFailed:
-		a.modified = p.failed
 	}
 	a.ModifiedAt = ts(a.modified)
 	a.InternalInfo = apiInternalInfo{ConnectorRole: "RECEIVING", Labels: []apiLabel{}, InternalID: text(p.internalID())}
@@ -346,17 +344,44 @@ func (s *Sandbox) apiPayment(p *payment) *apiPayment {
 	return a
 }
 
+// apiDraws are the first values drawn for a payment's API record, in the
+// order drawn; r goes on to the rest of the record.
+type apiDraws struct {
+	r                   *rand.Rand
+	hash                [4]uint64 // contract hash
+	cryptoID, condition [2]uint64 // crypto transaction id, execution condition
+	modified            time.Time // a completed payment's completion is drawn
+}
+
+func (s *Sandbox) apiDraws(p *payment) apiDraws {
+	d := apiDraws{r: s.rng(tagAPIPayment, uint64(p.day), uint64(p.idx))}
+	for _, u := range [][]uint64{d.hash[:], d.cryptoID[:], d.condition[:]} {
+		for i := range u {
+			u[i] = d.r.Uint64()
+		}
+	}
+	d.modified = p.executed
+	switch p.state {
+	case stateCompleted:
+		d.modified = p.executed.Add(time.Duration(60+d.r.Int64N(1740)) * time.Second)
+	case stateFailed:
+		d.modified = p.failed
+	}
+	return d
+}
+
 // Range fields of GET /payments, how long after the quote each can be, and
-// the same time read off the payment itself where it equals the record's
-// (so a list of millions is sorted without making their records).
+// the same time read off the payment itself where it equals the record's of
+// a payment without edits (so a list of millions is sorted without making
+// their records).
 var rangeFields = map[string]struct {
 	at  func(*apiPayment) time.Time
-	of  func(*payment) time.Time // nil: only the record has it
+	of  func(*Sandbox, *payment) time.Time
 	lag time.Duration
 }{
-	"CREATED_AT":  {func(a *apiPayment) time.Time { return a.created }, func(p *payment) time.Time { return p.created }, time.Minute},
-	"EXECUTED_AT": {func(a *apiPayment) time.Time { return a.executed }, func(p *payment) time.Time { return p.executed }, maxLag},
-	"MODIFIED_AT": {func(a *apiPayment) time.Time { return a.modified }, nil, maxLag + 30*time.Minute},
+	"CREATED_AT":  {func(a *apiPayment) time.Time { return a.created }, func(_ *Sandbox, p *payment) time.Time { return p.created }, time.Minute},
+	"EXECUTED_AT": {func(a *apiPayment) time.Time { return a.executed }, func(_ *Sandbox, p *payment) time.Time { return p.executed }, maxLag},
+	"MODIFIED_AT": {func(a *apiPayment) time.Time { return a.modified }, func(s *Sandbox, p *payment) time.Time { return s.apiDraws(p).modified }, maxLag + 30*time.Minute},
 }
 
 // listPayments serves GET /v4/payments: range_field with after and/or
@@ -417,8 +442,8 @@ func (s *Sandbox) listPayments(w http.ResponseWriter, r *http.Request) {
 			if editedOnly && (p.edit == nil || p.edit.api == nil) {
 				return nil
 			}
-			if rf.of != nil && len(labels) == 0 && (p.edit == nil || p.edit.api == nil) {
-				if at := rf.of(p); within(at, after, before) {
+			if len(labels) == 0 && (p.edit == nil || p.edit.api == nil) {
+				if at := rf.of(s, p); within(at, after, before) {
 					ps = append(ps, listed{dayKey(p.day, p.idx), at, p.id})
 				}
 				return nil
