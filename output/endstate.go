@@ -101,7 +101,7 @@ func SaveEndState(ctx context.Context, db *sql.DB, store Store, runDir, runID st
 var grown = map[string]bool{
 	"payments": true, "payment_execution_results": true, "payment_quote_elements": true, "payment_fees": true,
 	"statement_entries": true, "liquidations": true, "liquidation_trades": true, "trade_executions": true,
-	"recon_transactions": true, "payment_ops": true, "failure_conversions": true,
+	"recon_transactions": true, "payment_ops": true, "failure_conversions": true, "source_files": true,
 }
 
 // endScope is what the end pass knows of its run: the slices of each table

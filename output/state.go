@@ -33,9 +33,9 @@ const (
 const ObjectsDir = "objects/sha256/"
 
 // BeforeDir holds, in a run folder, the tables of reportState as the run
-// found them, one Parquet file each, for the run's own reports (changes.csv,
-// the workflow before the run). It is not archived: replay reads the same
-// rows from the state slices.
+// found them (the columns the reports read), one Parquet file each, for the
+// run's own reports (changes.csv, the workflow before the run). It is not
+// archived: replay reads the same rows from the state slices.
 const BeforeDir = "state-before"
 
 // ObjectKey is the archive key of the state slice with the hex sha256 sum.
@@ -85,9 +85,9 @@ const stateParquet = `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, RO
 // A slice whose fingerprint matches an entry of the state cache (table
 // state_cache, for store's archive) whose object store still has is not
 // written: StateRefsName lists it with its object's sha256, and Upload
-// references that object. The tables of reportState are also written whole
-// into BeforeDir (not archived), for the run's reports. A nil store uses
-// no cache.
+// references that object. The columns of reportState's tables that the
+// run's reports read are also written, every row, into BeforeDir (not
+// archived). A nil store uses no cache.
 //
 // sealed says that db's state is the one the state cache describes: the end
 // state SaveEndState stored, unchanged since (pipeline's seal of the
@@ -217,20 +217,22 @@ func saveTable(ctx context.Context, db *sql.DB, store Store, cache stateCache, t
 	return refs, nil
 }
 
-// saveBefore writes the tables of reportState, each whole in one file,
-// into runDir/BeforeDir: the run's reports read them there, so their state
-// slices need not be written when the archive already holds them.
+// saveBefore writes the tables of reportState, the columns the reports
+// read of every row, each in one file, into runDir/BeforeDir: the run's
+// reports read them there, so their state slices need not be written when
+// the archive already holds them.
 func saveBefore(ctx context.Context, db *sql.DB, runDir string, tables []string) error {
 	if err := os.MkdirAll(filepath.Join(runDir, BeforeDir), 0o755); err != nil {
 		return err
 	}
 	for _, t := range tables {
-		if !reportState[t] {
+		cols, ok := reportState[t]
+		if !ok {
 			continue
 		}
 		p := filepath.Join(runDir, BeforeDir, t+".parquet")
-		if _, err := db.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * FROM main.%s) TO %s `+stateParquet,
-			ident(t), sqlString(p))); err != nil {
+		if _, err := db.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT %s FROM main.%s) TO %s `+stateParquet,
+			cols, ident(t), sqlString(p))); err != nil {
 			return fmt.Errorf("save %s before the run: %w", t, err)
 		}
 	}

@@ -39,11 +39,11 @@ func TestStateSlicesStoredOnce(t *testing.T) {
 	defer db.Close()
 	for _, q := range []string{
 		`CREATE TABLE loaded (run_id VARCHAR, n INTEGER, amount DECIMAL(38,12))`,
-		`CREATE TABLE breaks (event_date DATE, break_id VARCHAR)`,
+		`CREATE TABLE breaks (event_date DATE, break_id VARCHAR, status VARCHAR, difference DECIMAL(38,12), last_seen_run VARCHAR)`,
 		`CREATE TABLE settings (k VARCHAR)`, // no slice column, empty: one empty slice
 		`INSERT INTO loaded SELECT 'r-1', i, i / 100 FROM range(1000) t(i)`,
 		`INSERT INTO loaded SELECT 'r-2', i, i / 7 FROM range(500) t(i)`,
-		`INSERT INTO breaks VALUES (DATE '2026-09-30', 'a'), (DATE '2026-10-01', 'b'), (DATE '2026-10-02', 'c')`, // two months
+		`INSERT INTO breaks (event_date, break_id) VALUES (DATE '2026-09-30', 'a'), (DATE '2026-10-01', 'b'), (DATE '2026-10-02', 'c')`, // two months
 	} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
@@ -99,7 +99,7 @@ func TestStateSlicesStoredOnce(t *testing.T) {
 	defer db2.Close()
 	for _, q := range []string{
 		`CREATE TABLE loaded (run_id VARCHAR, n INTEGER, amount DECIMAL(38,12))`,
-		`CREATE TABLE breaks (event_date DATE, break_id VARCHAR)`, `CREATE TABLE settings (k VARCHAR)`,
+		`CREATE TABLE breaks (event_date DATE, break_id VARCHAR, status VARCHAR, difference DECIMAL(38,12), last_seen_run VARCHAR)`, `CREATE TABLE settings (k VARCHAR)`,
 	} {
 		if _, err := db2.Exec(q); err != nil {
 			t.Fatal(err)

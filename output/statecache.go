@@ -26,10 +26,15 @@ const StateRefsName = "state-slices.json"
 const fingerprintFormat = "f2"
 
 // reportState are the tables whose state before the run the run's own
-// reports read (changes.csv, the workflow before the run): SaveInputs also
-// writes each whole into BeforeDir, so their slices, like every other
-// table's, are written only when the archive does not hold them.
-var reportState = map[string]bool{"breaks": true, "break_events": true}
+// reports read (changes.csv, the workflow before the run), with the columns
+// they read: SaveInputs also writes those columns of every row into
+// BeforeDir, so their slices, like every other table's, are written only
+// when the archive does not hold them. Replay reads the same columns from
+// the slices.
+var reportState = map[string]string{
+	"breaks":       "break_id, status, difference, last_seen_run",
+	"break_events": "break_id, seq, workflow_status",
+}
 
 // stateRef is one slice of the state SaveInputs saved. SHA256, Size and
 // Rows are set for a cache hit: the archive already holds its object.
@@ -139,46 +144,111 @@ func SaveStateCache(ctx context.Context, db *sql.DB, url, dir string, m Manifest
 	return replaceStateCache(ctx, db, url, cached)
 }
 
-// replaceStateCache replaces the state cache of db with refs, slices whose
-// objects the archive url holds (SHA256 set); refs without a fingerprint
-// are left out.
+// replaceStateCache makes the state cache of db hold refs, slices whose
+// objects the archive url holds (SHA256 set), and nothing else: refs
+// without a fingerprint are left out, and so are the entries of another
+// archive. Only the entries that change are deleted and inserted, so a
+// run rewrites those of its window, not the whole history's.
 func replaceStateCache(ctx context.Context, db *sql.DB, url string, refs []stateRef) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM state_cache`); err != nil {
+	if err := updateStateCache(ctx, tx, url, refs); err != nil {
 		return fmt.Errorf("save the state cache: %w", err)
 	}
-	// Inserted 500 rows a statement: one statement per row costs more
-	// than the rest of the cache.
-	var values []string
-	var args []any
-	insert := func() error {
-		if len(values) == 0 {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO state_cache VALUES `+strings.Join(values, ", "), args...)
-		values, args = values[:0], args[:0]
+	return tx.Commit()
+}
+
+// cacheEntry is a row of state_cache, without its archive.
+type cacheEntry struct {
+	table, slice     string
+	sliced           bool // slice is set (NULL otherwise)
+	fingerprint, sha string
+	size, rows       int64
+}
+
+func (e cacheEntry) args() []any {
+	var slice any
+	if e.sliced {
+		slice = e.slice
+	}
+	return []any{e.table, slice, e.fingerprint, e.sha, e.size, e.rows}
+}
+
+func updateStateCache(ctx context.Context, tx *sql.Tx, url string, refs []stateRef) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM state_cache WHERE archive <> $1`, url); err != nil {
 		return err
 	}
+	want := map[cacheEntry]bool{}
 	for _, r := range refs {
 		if r.Fingerprint == "" || r.SHA256 == "" {
 			continue
 		}
-		values = append(values, "(?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, url, r.Table, r.Slice, r.Fingerprint, r.SHA256, r.Size, r.Rows)
-		if len(values) == 500 {
-			if err := insert(); err != nil {
-				return fmt.Errorf("save the state cache: %w", err)
-			}
+		e := cacheEntry{table: r.Table, fingerprint: r.Fingerprint, sha: r.SHA256, size: r.Size, rows: r.Rows}
+		if r.Slice != nil {
+			e.slice, e.sliced = *r.Slice, true
 		}
+		want[e] = true
 	}
-	if err := insert(); err != nil {
-		return fmt.Errorf("save the state cache: %w", err)
+	rows, err := tx.QueryContext(ctx, `SELECT table_name, slice_value, fingerprint, sha256, size, rows FROM state_cache`)
+	if err != nil {
+		return err
 	}
-	return tx.Commit()
+	var gone [][]any
+	seen := map[cacheEntry]bool{}
+	for rows.Next() {
+		var e cacheEntry
+		var slice sql.NullString
+		if err := rows.Scan(&e.table, &slice, &e.fingerprint, &e.sha, &e.size, &e.rows); err != nil {
+			rows.Close()
+			return err
+		}
+		e.slice, e.sliced = slice.String, slice.Valid
+		switch {
+		case seen[e]: // twice: both copies go, one comes back
+			gone, want[e] = append(gone, e.args()), true
+		case want[e]:
+			delete(want, e)
+		default:
+			gone = append(gone, e.args())
+		}
+		seen[e] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if err := inBatches(ctx, tx, `DELETE FROM state_cache c USING (VALUES %s) g(t, v, f, h, s, n)
+		WHERE c.table_name = g.t AND c.slice_value IS NOT DISTINCT FROM g.v AND c.fingerprint = g.f
+			AND c.sha256 = g.h AND c.size = g.s AND c.rows = g.n`, gone); err != nil {
+		return err
+	}
+	added := make([][]any, 0, len(want))
+	for e := range want {
+		added = append(added, append([]any{url}, e.args()...))
+	}
+	return inBatches(ctx, tx, `INSERT INTO state_cache VALUES %s`, added)
+}
+
+// inBatches runs query, whose %s takes a VALUES list, on rows 500 at a
+// time: one statement per row costs more than the rest of the cache.
+func inBatches(ctx context.Context, tx *sql.Tx, query string, rows [][]any) error {
+	for len(rows) > 0 {
+		n := min(len(rows), 500)
+		marks := make([]string, n)
+		var args []any
+		for i, r := range rows[:n] {
+			marks[i] = "(" + strings.TrimSuffix(strings.Repeat("?, ", len(r)), ", ") + ")"
+			args = append(args, r...)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(query, strings.Join(marks, ", ")), args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
 }
 
 // writeStateRefs writes refs into dir/StateRefsName.

@@ -3,9 +3,11 @@ package output_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -236,5 +238,73 @@ func TestScopedEndState(t *testing.T) {
 	}
 	if n, err := output.SaveInputs(ctx, db, store, t.TempDir(), nil, false); err != nil || n != 0 {
 		t.Errorf("SaveInputs reading every table after the end pass wrote %d slices (%v), want 0: a kept fingerprint was stale", n, err)
+	}
+}
+
+// TestReplaceStateCache: the state cache ends up holding exactly the slices
+// given with a fingerprint and an object, of the one archive, each once;
+// an entry that stays is not rewritten (its rowid is kept).
+func TestReplaceStateCache(t *testing.T) {
+	ctx := t.Context()
+	db := newDB(t)
+	exec(t, db, `INSERT INTO state_cache VALUES
+		('other', 'payments', 'r-1', 'fp', 'aa', 1, 1),
+		('arch', 'payments', 'r-1', 'fp1', 'a1', 10, 2),
+		('arch', 'payments', 'r-2', 'fp2', 'a2', 20, 3),
+		('arch', 'payments', 'r-3', 'fp3', 'a3', 30, 4),
+		('arch', 'known_values', NULL, 'fpk', 'ak', 5, 6),
+		('arch', 'known_values', NULL, 'fpk', 'ak', 5, 6)`)
+	var kept int64
+	if err := db.QueryRow(`SELECT rowid FROM state_cache WHERE slice_value = 'r-1' AND archive = 'arch'`).Scan(&kept); err != nil {
+		t.Fatal(err)
+	}
+	s := func(v string) *string { return &v }
+	refs := []output.CacheRef{
+		{Table: "payments", Slice: s("r-1"), Fingerprint: "fp1", SHA: "a1", Size: 10, Rows: 2},  // stays
+		{Table: "payments", Slice: s("r-2"), Fingerprint: "fp2b", SHA: "b2", Size: 21, Rows: 2}, // changed
+		{Table: "payments", Slice: s("r-4"), Fingerprint: "fp4", SHA: "a4", Size: 40, Rows: 5},  // new
+		{Table: "known_values", Fingerprint: "fpk", SHA: "ak", Size: 5, Rows: 6},                // was there twice
+		{Table: "fees", Fingerprint: "fpf", SHA: "af", Size: 7, Rows: 1},                        // NULL slice, new
+		{Table: "payments", Slice: s("r-5"), SHA: "a5", Size: 50, Rows: 1},                      // no fingerprint
+		{Table: "payments", Slice: s("r-6"), Fingerprint: "fp6", Size: 60, Rows: 1},             // no object
+	}
+	if err := output.ReplaceStateCache(ctx, db, "arch", refs); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"arch fees <nil> fpf af 7 1",
+		"arch known_values <nil> fpk ak 5 6",
+		"arch payments r-1 fp1 a1 10 2",
+		"arch payments r-2 fp2b b2 21 2",
+		"arch payments r-4 fp4 a4 40 5",
+	}
+	var got []string
+	rows, err := db.Query(`SELECT archive, table_name, slice_value, fingerprint, sha256, size, rows FROM state_cache ORDER BY ALL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a, tb, fp, sha string
+		var slice sql.NullString
+		var size, n int64
+		if err := rows.Scan(&a, &tb, &slice, &fp, &sha, &size, &n); err != nil {
+			t.Fatal(err)
+		}
+		v := "<nil>"
+		if slice.Valid {
+			v = slice.String
+		}
+		got = append(got, fmt.Sprintf("%s %s %s %s %s %d %d", a, tb, v, fp, sha, size, n))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("state cache:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var now int64
+	if err := db.QueryRow(`SELECT rowid FROM state_cache WHERE slice_value = 'r-1'`).Scan(&now); err != nil {
+		t.Fatal(err)
+	}
+	if now != kept {
+		t.Errorf("the entry that stayed was rewritten: rowid %d, was %d", now, kept)
 	}
 }
