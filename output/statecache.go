@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -177,11 +178,12 @@ func (e cacheEntry) args() []any {
 	return []any{e.table, slice, e.fingerprint, e.sha, e.size, e.rows}
 }
 
+// updateStateCache is replaceStateCache's work, in tx.
 func updateStateCache(ctx context.Context, tx *sql.Tx, url string, refs []stateRef) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM state_cache WHERE archive <> $1`, url); err != nil {
 		return err
 	}
-	want := map[cacheEntry]bool{}
+	wanted := map[cacheEntry]bool{}
 	for _, r := range refs {
 		if r.Fingerprint == "" || r.SHA256 == "" {
 			continue
@@ -190,8 +192,9 @@ func updateStateCache(ctx context.Context, tx *sql.Tx, url string, refs []stateR
 		if r.Slice != nil {
 			e.slice, e.sliced = *r.Slice, true
 		}
-		want[e] = true
+		wanted[e] = true
 	}
+	want := maps.Clone(wanted) // what the cache lacks
 	rows, err := tx.QueryContext(ctx, `SELECT table_name, slice_value, fingerprint, sha256, size, rows FROM state_cache`)
 	if err != nil {
 		return err
@@ -207,9 +210,12 @@ func updateStateCache(ctx context.Context, tx *sql.Tx, url string, refs []stateR
 		}
 		e.slice, e.sliced = slice.String, slice.Valid
 		switch {
-		case seen[e]: // twice: both copies go, one comes back
-			gone, want[e] = append(gone, e.args()), true
-		case want[e]:
+		case seen[e]: // twice: every copy goes, and a wanted one comes back once
+			gone = append(gone, e.args())
+			if wanted[e] {
+				want[e] = true
+			}
+		case wanted[e]:
 			delete(want, e)
 		default:
 			gone = append(gone, e.args())

@@ -242,8 +242,9 @@ func TestScopedEndState(t *testing.T) {
 }
 
 // TestReplaceStateCache: the state cache ends up holding exactly the slices
-// given with a fingerprint and an object, of the one archive, each once;
-// an entry that stays is not rewritten (its rowid is kept).
+// given with a fingerprint and an object, of the one archive, each once
+// (an entry held twice, given or not, included); an entry that stays is not
+// rewritten (its rowid is kept).
 func TestReplaceStateCache(t *testing.T) {
 	ctx := t.Context()
 	db := newDB(t)
@@ -253,7 +254,9 @@ func TestReplaceStateCache(t *testing.T) {
 		('arch', 'payments', 'r-2', 'fp2', 'a2', 20, 3),
 		('arch', 'payments', 'r-3', 'fp3', 'a3', 30, 4),
 		('arch', 'known_values', NULL, 'fpk', 'ak', 5, 6),
-		('arch', 'known_values', NULL, 'fpk', 'ak', 5, 6)`)
+		('arch', 'known_values', NULL, 'fpk', 'ak', 5, 6),
+		('arch', 'payments', 'r-9', 'fp9', 'a9', 1, 1),
+		('arch', 'payments', 'r-9', 'fp9', 'a9', 1, 1)`)
 	var kept int64
 	if err := db.QueryRow(`SELECT rowid FROM state_cache WHERE slice_value = 'r-1' AND archive = 'arch'`).Scan(&kept); err != nil {
 		t.Fatal(err)
