@@ -164,18 +164,14 @@ func replaceStateCache(ctx context.Context, db *sql.DB, url string, refs []state
 
 // cacheEntry is a row of state_cache, without its archive.
 type cacheEntry struct {
-	table, slice     string
-	sliced           bool // slice is set (NULL otherwise)
+	table            string
+	slice            sql.NullString
 	fingerprint, sha string
 	size, rows       int64
 }
 
 func (e cacheEntry) args() []any {
-	var slice any
-	if e.sliced {
-		slice = e.slice
-	}
-	return []any{e.table, slice, e.fingerprint, e.sha, e.size, e.rows}
+	return []any{e.table, e.slice, e.fingerprint, e.sha, e.size, e.rows}
 }
 
 // updateStateCache is replaceStateCache's work, in tx.
@@ -190,7 +186,7 @@ func updateStateCache(ctx context.Context, tx *sql.Tx, url string, refs []stateR
 		}
 		e := cacheEntry{table: r.Table, fingerprint: r.Fingerprint, sha: r.SHA256, size: r.Size, rows: r.Rows}
 		if r.Slice != nil {
-			e.slice, e.sliced = *r.Slice, true
+			e.slice = sql.NullString{String: *r.Slice, Valid: true}
 		}
 		wanted[e] = true
 	}
@@ -203,12 +199,10 @@ func updateStateCache(ctx context.Context, tx *sql.Tx, url string, refs []stateR
 	seen := map[cacheEntry]bool{}
 	for rows.Next() {
 		var e cacheEntry
-		var slice sql.NullString
-		if err := rows.Scan(&e.table, &slice, &e.fingerprint, &e.sha, &e.size, &e.rows); err != nil {
+		if err := rows.Scan(&e.table, &e.slice, &e.fingerprint, &e.sha, &e.size, &e.rows); err != nil {
 			rows.Close()
 			return err
 		}
-		e.slice, e.sliced = slice.String, slice.Valid
 		switch {
 		case seen[e]: // twice: every copy goes, and a wanted one comes back once
 			gone = append(gone, e.args())
