@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -190,44 +189,40 @@ func updateStateCache(ctx context.Context, tx *sql.Tx, url string, refs []stateR
 		}
 		wanted[e] = true
 	}
-	want := maps.Clone(wanted) // what the cache lacks
 	rows, err := tx.QueryContext(ctx, `SELECT table_name, slice_value, fingerprint, sha256, size, rows FROM state_cache`)
 	if err != nil {
 		return err
 	}
-	var gone [][]any
-	seen := map[cacheEntry]bool{}
+	held := map[cacheEntry]int{} // how many times the cache holds each entry
 	for rows.Next() {
 		var e cacheEntry
 		if err := rows.Scan(&e.table, &e.slice, &e.fingerprint, &e.sha, &e.size, &e.rows); err != nil {
 			rows.Close()
 			return err
 		}
-		switch {
-		case seen[e]: // twice: every copy goes, and a wanted one comes back once
-			gone = append(gone, e.args())
-			if wanted[e] {
-				want[e] = true
-			}
-		case wanted[e]:
-			delete(want, e)
-		default:
-			gone = append(gone, e.args())
-		}
-		seen[e] = true
+		held[e]++
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	// An entry held once and wanted stays as it is; any other goes, every
+	// copy, and comes back once if wanted.
+	var gone, added [][]any
+	for e, n := range held {
+		if n > 1 || !wanted[e] {
+			gone = append(gone, e.args())
+		}
+	}
+	for e := range wanted {
+		if held[e] != 1 {
+			added = append(added, append([]any{url}, e.args()...))
+		}
+	}
 	if err := inBatches(ctx, tx, `DELETE FROM state_cache c USING (VALUES %s) g(t, v, f, h, s, n)
 		WHERE c.table_name = g.t AND c.slice_value IS NOT DISTINCT FROM g.v AND c.fingerprint = g.f
 			AND c.sha256 = g.h AND c.size = g.s AND c.rows = g.n`, gone); err != nil {
 		return err
-	}
-	added := make([][]any, 0, len(want))
-	for e := range want {
-		added = append(added, append([]any{url}, e.args()...))
 	}
 	return inBatches(ctx, tx, `INSERT INTO state_cache VALUES %s`, added)
 }
