@@ -262,13 +262,24 @@ func lastRowid(ctx context.Context, tx *sql.Tx, t *Table) (int64, error) {
 }
 
 // execAll runs statements in a transaction, with the same named arguments.
+// An error names the statement that failed by its first words.
 func execAll(ctx context.Context, tx *sql.Tx, args []any, stmts ...string) error {
 	for _, q := range stmts {
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", statementHead(q), err)
 		}
 	}
 	return nil
+}
+
+// statementHead is the start of SQL statement q on one line, for errors.
+func statementHead(q string) string {
+	words := strings.Fields(q)
+	s := strings.Join(words[:min(len(words), 8)], " ")
+	if len(words) > 8 {
+		s += " …"
+	}
+	return s
 }
 
 // recordFilesSQL moves the rejected rows of the files in stage_files from

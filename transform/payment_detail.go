@@ -273,19 +273,22 @@ func replacePaymentsSQL(once bool) []string {
 	for _, t := range paymentTables {
 		stmts = append(stmts, fmt.Sprintf(`DELETE FROM %s WHERE payment_id IN %s`, t.Name, ids))
 	}
+	all := Payments
+	all.Keep = "" // every row of the stage given
 	if once {
-		p := Payments
-		p.Keep = ""
-		stmts = append(stmts, insertSQL(&p, "stage_payments"))
+		stmts = append(stmts, insertSQL(&all, "stage_payments"))
 		for _, t := range paymentTables[1:] {
 			stmts = append(stmts, insertSQL(t, "stage_"+t.Name))
 		}
 		return stmts
 	}
-	stmts = append(stmts, insertSQL(&Payments, "stage_payments"))
-	// The children of the payment row kept, and of no other copy of it.
-	stmts = append(stmts, `CREATE OR REPLACE TEMP TABLE stage_kept AS SELECT payment_id, _file, _line FROM stage_payments
+	// The copy of each payment kept is ranked on a few columns, then copied
+	// whole by its row id: a window over whole rows ran out of DuckDB's
+	// memory on an older 1M day, whose two lists stage 2M payments.
+	stmts = append(stmts, `CREATE OR REPLACE TEMP TABLE stage_kept AS SELECT rowid AS _row, payment_id, _file, _line FROM stage_payments
 		QUALIFY row_number() OVER (PARTITION BY payment_id ORDER BY `+Payments.Keep+`) = 1`)
+	stmts = append(stmts, insertSQL(&all, `(SELECT * FROM stage_payments WHERE rowid IN (SELECT _row FROM stage_kept))`))
+	// The children of the payment row kept, and of no other copy of it.
 	for _, t := range paymentTables[1:] {
 		stmts = append(stmts, insertSQL(t, fmt.Sprintf(`(SELECT c.* FROM stage_%s c SEMI JOIN stage_kept k
 			ON k.payment_id = c.payment_id AND k._file = c._file AND k._line = c._line)`, t.Name)))

@@ -424,3 +424,69 @@ func TestPaymentOnTwoPagesKeepsTheNewerCopy(t *testing.T) {
 		})
 	}
 }
+
+// TestOldWindowPaymentsInBoundedMemory: an older window's two lists
+// (EXECUTED_AT and MODIFIED_AT) bring each payment twice. Choosing the copy
+// kept must not hold whole rows in DuckDB's memory: at a limit a few times
+// smaller than the staged payments, the load passes and keeps every payment
+// once, with the children of the copy kept.
+func TestOldWindowPaymentsInBoundedMemory(t *testing.T) {
+	var page struct {
+		Content []map[string]any `json:"content"`
+	}
+	if err := json.Unmarshal(readTestdata(t, "sources/payments/2026-10-01_2026-10-01_p0000.json"), &page); err != nil {
+		t.Fatal(err)
+	}
+	const payments, perPage = 6000, 500
+	sample := page.Content[0]
+	results := len(sample["execution_results"].([]any))
+	// The older copies are wide (a long internal id): the table keeps only
+	// the newer, narrow ones, so the staged copies are what the memory holds.
+	pad := strings.Repeat("x", 24000)
+	var files []rawFile
+	for list, prefix := range []string{"", "modified_"} {
+		for p := 0; p < payments/perPage; p++ {
+			items := make([]map[string]any, perPage)
+			for i := range items {
+				n := p*perPage + i
+				item := maps.Clone(sample)
+				item["payment_id"] = fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
+				if list == 0 {
+					item["internal_id"] = fmt.Sprintf("%d-%s", n, pad)
+				} else {
+					item["modified_at"] = "2026-10-01T23:00:00.000Z"
+				}
+				items[i] = item
+			}
+			body, err := json.Marshal(map[string]any{"content": items, "first": p == 0, "last": p == payments/perPage-1,
+				"number": p, "totalElements": payments})
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, rawFile{raw.File{Source: raw.SourcePayment, Format: raw.FormatJSON,
+				Path: fmt.Sprintf("payments/%s2026-10-01_2026-10-01_p%04d.json", prefix, p), Window: window(t, "2026-10-01", "2026-10-01"),
+				Status: raw.StatusReady, Request: "GET /v4/payments", Page: p}, body})
+		}
+	}
+	db := newDB(t)
+	// The staged copies take about 150 MB: whole rows ranked needed more
+	// than 192 MB here, the rows ranked by their ids at most 128.
+	for _, q := range []string{`SET memory_limit = '160MB'`, `SET threads = 2`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load(t, db, writeExtract(t, files...))
+	if d := duplicates(t, db); len(d) != 0 {
+		t.Fatalf("duplicate rows %v", d)
+	}
+	var n, modified, children int
+	if err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE modified_at = TIMESTAMPTZ '2026-10-01 23:00:00+00'),
+		(SELECT count(*) FROM payment_execution_results) FROM payments`).Scan(&n, &modified, &children); err != nil {
+		t.Fatal(err)
+	}
+	if n != payments || modified != payments || children != payments*results {
+		t.Errorf("%d payments, %d of them the copy modified last, %d execution results; want %d, %d, %d",
+			n, modified, children, payments, payments, payments*results)
+	}
+}
