@@ -427,9 +427,9 @@ func TestPaymentOnTwoPagesKeepsTheNewerCopy(t *testing.T) {
 
 // TestOldWindowPaymentsInBoundedMemory: an older window's two lists
 // (EXECUTED_AT and MODIFIED_AT) bring each payment twice. Choosing the copy
-// kept must not hold whole rows in DuckDB's memory: at a limit a few times
-// smaller than the staged payments, the load passes and keeps every payment
-// once, with the children of the copy kept.
+// kept must not hold whole rows in DuckDB's memory: at a limit about the
+// size of the staged copies, the load passes and keeps every payment once,
+// the copy modified last, with that copy's children.
 func TestOldWindowPaymentsInBoundedMemory(t *testing.T) {
 	var page struct {
 		Content []map[string]any `json:"content"`
