@@ -15,11 +15,12 @@ import (
 
 func (c *Client) liquidationPager(w raw.Window, size int) pager {
 	p := pager{
-		op:   "liquidations " + w.String(),
-		url:  func(page int) string { return c.liquidationListURL(w, page, size) },
-		env:  raw.Results,
-		size: size,
-		err:  c.needLiquidationURL(),
+		op:    "liquidations " + w.String(),
+		url:   func(page int) string { return c.liquidationListURL(w, page, size) },
+		env:   raw.Results,
+		items: true,
+		size:  size,
+		err:   c.needLiquidationURL(),
 	}
 	if p.err == nil && (size < 1 || size > MaxLiquidationPage) {
 		p.err = fmt.Errorf("page size %d, want 1..%d", size, MaxLiquidationPage)

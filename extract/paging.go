@@ -15,6 +15,9 @@ type pager struct {
 	op  string                // names the list in errors
 	url func(page int) string // the URL of a zero-based page, with its explicit size
 	env raw.Envelope          // the form of its pages
+	// items keeps each page's items (raw.Page.Items) for keep and done;
+	// other lists only count them.
+	items bool
 	// done, when set, sees every page and may end paging before the last
 	// one (transfers: once a page reaches past the window).
 	done func(raw.Page) (bool, error)
@@ -62,7 +65,7 @@ func (c *Client) fetchPages(ctx context.Context, p pager, keep func(raw.Page, []
 				ahead.last = min(int((total-1)/int64(p.size)), limit-1)
 			}
 		}
-		count := len(info.Items)
+		count := info.Count
 		seen += int64(count)
 		var err error
 		switch {
@@ -150,7 +153,11 @@ func (f *prefetch) fetch(n int) fetchedPage {
 	if err != nil {
 		return fetchedPage{err: err}
 	}
-	info, err := f.p.env.Parse(body)
+	parse := f.p.env.Count
+	if f.p.items {
+		parse = f.p.env.Parse
+	}
+	info, err := parse(body)
 	if err != nil {
 		return fetchedPage{err: fmt.Errorf("%s: %w", op, err)}
 	}

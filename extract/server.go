@@ -100,6 +100,7 @@ func (c *Client) transferPager(since time.Time, size int) pager {
 		op:      "transfers since " + since.UTC().Format(TimeFormat),
 		url:     func(page int) string { return c.transferURL(page, size) },
 		env:     raw.Content,
+		items:   true,
 		growing: true,
 		size:    size,
 		done: func(p raw.Page) (bool, error) {

@@ -21,68 +21,67 @@ const (
 
 // Page is one page as its envelope gives it.
 type Page struct {
-	Items  []json.RawMessage
+	Items  []json.RawMessage // the items, when asked for (Parse); nil from Count
+	Count  int               // items on the page
 	Last   bool
 	Number int   // zero-based
 	Total  int64 // items of the whole list
 }
 
-// fields are the envelope's fields, nil when absent.
-type fields struct {
-	Items         *[]json.RawMessage
+// fields are the envelope's fields, nil when absent, with items of type T:
+// json.RawMessage to keep them, struct{} to count them without a copy.
+type fields[T any] struct {
+	Items         *[]T
 	Last          *bool
 	Number        *int
 	TotalElements *int64
 }
 
 // flat is the server API's and the liquidation list's envelope.
-type flat struct {
-	Content       *[]json.RawMessage `json:"content"`
-	Results       *[]json.RawMessage `json:"results"`
-	Last          *bool              `json:"last"`
-	Number        *int               `json:"number"`
-	TotalElements *int64             `json:"totalElements"`
+type flat[T any] struct {
+	Content       *[]T   `json:"content"`
+	Results       *[]T   `json:"results"`
+	Last          *bool  `json:"last"`
+	Number        *int   `json:"number"`
+	TotalElements *int64 `json:"totalElements"`
 }
 
 // statement is a statement's envelope, inside its transactions.
-type statement struct {
+type statement[T any] struct {
 	Transactions *struct {
-		Content       *[]json.RawMessage `json:"content"`
-		Last          *bool              `json:"last"`
-		Number        *int               `json:"number"`
-		TotalElements *int64             `json:"total_elements"`
+		Content       *[]T   `json:"content"`
+		Last          *bool  `json:"last"`
+		Number        *int   `json:"number"`
+		TotalElements *int64 `json:"total_elements"`
 	} `json:"transactions"`
 }
 
 // decode reads the envelope's fields from body.
-func (e Envelope) decode(body []byte) (fields, error) {
+func decode[T any](e Envelope, body []byte) (fields[T], error) {
 	if e == Transactions {
-		var s statement
+		var s statement[T]
 		if err := decodeJSON(body, &s); err != nil {
-			return fields{}, fmt.Errorf("decode page: %w", err)
+			return fields[T]{}, fmt.Errorf("decode page: %w", err)
 		}
 		if t := s.Transactions; t != nil {
-			return fields{t.Content, t.Last, t.Number, t.TotalElements}, nil
+			return fields[T]{t.Content, t.Last, t.Number, t.TotalElements}, nil
 		}
-		return fields{}, nil
+		return fields[T]{}, nil
 	}
-	var f flat
+	var f flat[T]
 	if err := decodeJSON(body, &f); err != nil {
-		return fields{}, fmt.Errorf("decode page: %w", err)
+		return fields[T]{}, fmt.Errorf("decode page: %w", err)
 	}
 	items := f.Content
 	if e == Results {
 		items = f.Results
 	}
-	return fields{items, f.Last, f.Number, f.TotalElements}, nil
+	return fields[T]{items, f.Last, f.Number, f.TotalElements}, nil
 }
 
-// Parse reads a page and checks that its envelope has every field.
-func (e Envelope) Parse(body []byte) (Page, error) {
-	f, err := e.decode(body)
-	if err != nil {
-		return Page{}, err
-	}
+// page checks that the envelope has every field and returns its page,
+// without the items.
+func page[T any](e Envelope, f fields[T]) (Page, error) {
 	if e == Transactions {
 		if f.Items == nil || f.Last == nil || f.Number == nil || f.TotalElements == nil {
 			return Page{}, errors.New("page envelope lacks transactions.content, last, number or total_elements")
@@ -101,13 +100,39 @@ func (e Envelope) Parse(body []byte) (Page, error) {
 			return Page{}, err
 		}
 	}
-	return Page{Items: *f.Items, Last: *f.Last, Number: *f.Number, Total: *f.TotalElements}, nil
+	return Page{Count: len(*f.Items), Last: *f.Last, Number: *f.Number, Total: *f.TotalElements}, nil
+}
+
+// Parse reads a page with its items and checks that its envelope has every field.
+func (e Envelope) Parse(body []byte) (Page, error) {
+	f, err := decode[json.RawMessage](e, body)
+	if err != nil {
+		return Page{}, err
+	}
+	p, err := page(e, f)
+	if err == nil {
+		p.Items = *f.Items
+	}
+	return p, err
+}
+
+// Count is Parse without the items, which it counts without copying them.
+// A page whose items are not all objects (a page the loader quarantines
+// items of) is read by Parse.
+func (e Envelope) Count(body []byte) (Page, error) {
+	f, err := decode[struct{}](e, body)
+	if err != nil {
+		p, err := e.Parse(body)
+		p.Items = nil
+		return p, err
+	}
+	return page(e, f)
 }
 
 // Items reads the items of a page, which needs only them (the loader: the
 // paging was checked when the page was fetched).
 func (e Envelope) Items(body []byte) ([]json.RawMessage, error) {
-	f, err := e.decode(body)
+	f, err := decode[json.RawMessage](e, body)
 	if err != nil {
 		return nil, err
 	}
