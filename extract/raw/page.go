@@ -117,8 +117,9 @@ func (e Envelope) Parse(body []byte) (Page, error) {
 }
 
 // Count is Parse without the items, which it counts without copying them.
-// A page whose items are not all objects (a page the loader quarantines
-// items of) is read by Parse.
+// A page it cannot read so (items that are not all objects, which the
+// loader quarantines, or no JSON at all) is read by Parse: the same count,
+// or the same error.
 func (e Envelope) Count(body []byte) (Page, error) {
 	f, err := decode[struct{}](e, body)
 	if err != nil {
