@@ -365,6 +365,20 @@ func TestSourceNotPulledKeepsItsRows(t *testing.T) {
 	}
 }
 
+// paymentsPage is page n of a payments list of 2026-10-01 (prefix
+// "modified_" for the MODIFIED_AT list of an older window) holding items.
+func paymentsPage(t *testing.T, prefix string, n int, last bool, total int, items []map[string]any) rawFile {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"content": items, "first": n == 0, "last": last, "number": n,
+		"totalElements": total})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rawFile{raw.File{Source: raw.SourcePayment, Format: raw.FormatJSON,
+		Path: fmt.Sprintf("payments/%s2026-10-01_2026-10-01_p%04d.json", prefix, n), Window: window(t, "2026-10-01", "2026-10-01"),
+		Status: raw.StatusReady, Request: "GET /v4/payments", Page: n}, body}
+}
+
 // TestPaymentOnTwoPagesKeepsTheNewerCopy: a payment listed on two pages of
 // one load (a list that moved while it was read, or the EXECUTED_AT and
 // MODIFIED_AT lists of an old window) keeps one row, the copy modified
@@ -386,14 +400,7 @@ func TestPaymentOnTwoPagesKeepsTheNewerCopy(t *testing.T) {
 	}
 	newer["execution_results"] = results[:1]
 	pageOf := func(n int, items ...map[string]any) rawFile {
-		body, err := json.Marshal(map[string]any{"content": items, "first": n == 0, "last": true, "number": n,
-			"totalElements": len(items)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rawFile{raw.File{Source: raw.SourcePayment, Format: raw.FormatJSON,
-			Path: fmt.Sprintf("payments/2026-10-01_2026-10-01_p%04d.json", n), Window: window(t, "2026-10-01", "2026-10-01"),
-			Status: raw.StatusReady, Request: "GET /v4/payments", Page: n}, body}
+		return paymentsPage(t, "", n, true, len(items), items)
 	}
 	for _, tc := range []struct {
 		name     string
@@ -458,14 +465,7 @@ func TestOldWindowPaymentsInBoundedMemory(t *testing.T) {
 				}
 				items[i] = item
 			}
-			body, err := json.Marshal(map[string]any{"content": items, "first": p == 0, "last": p == payments/perPage-1,
-				"number": p, "totalElements": payments})
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, rawFile{raw.File{Source: raw.SourcePayment, Format: raw.FormatJSON,
-				Path: fmt.Sprintf("payments/%s2026-10-01_2026-10-01_p%04d.json", prefix, p), Window: window(t, "2026-10-01", "2026-10-01"),
-				Status: raw.StatusReady, Request: "GET /v4/payments", Page: p}, body})
+			files = append(files, paymentsPage(t, prefix, p, p == payments/perPage-1, payments, items))
 		}
 	}
 	db := newDB(t)
