@@ -109,13 +109,16 @@ var amountColumns = map[string]bool{"expected": true, "actual": true, "differenc
 	"difference_a": true, "difference_b": true}
 
 // runBreaksTable holds the breaks a run reports: those of days in its window
-// that are open, or that it resolved; fixed column order.
+// that are open, or that it resolved; fixed column order, in the order
+// breaks.csv and breaks.parquet list them (inserted in order, read in
+// insertion order: writeCSV checks that it is kept).
 const runBreaksTable = `CREATE OR REPLACE TEMP TABLE run_breaks AS
 	SELECT break_id, rule_id, severity, status, event_date, payment_id, end_to_end_id, account, currency,
 		expected, actual, difference, detail, left_source, right_source, first_seen_run, age_days,
 		coalesce(w.workflow_status, 'open') AS workflow_status, w.last_reason, w.last_by
 	FROM breaks LEFT JOIN break_workflow w USING (break_id)
-	WHERE event_date BETWEEN $from AND $to AND (status <> 'resolved' OR resolved_run = $run_id)`
+	WHERE event_date BETWEEN $from AND $to AND (status <> 'resolved' OR resolved_run = $run_id)
+	ORDER BY rule_id, break_id`
 
 // changesQuery compares each break of the window before the run (the state
 // archived under inputs/state) with after it.
@@ -171,10 +174,10 @@ func writeReports(ctx context.Context, db *sql.DB, run RunInfo, dir string) (Sum
 	if _, err := writeCSV(ctx, conn, filepath.Join(dir, BreaksCSV), amountColumns,
 		`SELECT `+all+` REPLACE (strftime(event_date, '%Y-%m-%d') AS event_date, CAST(expected AS VARCHAR) AS expected,
 			CAST(actual AS VARCHAR) AS actual, CAST(difference AS VARCHAR) AS difference)
-		FROM run_breaks ORDER BY rule_id, break_id`); err != nil {
+		FROM run_breaks`); err != nil {
 		return s, fmt.Errorf("write %s: %w", BreaksCSV, err)
 	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT `+all+` FROM run_breaks ORDER BY rule_id, break_id)
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT `+all+` FROM run_breaks)
 		TO %s (FORMAT parquet, COMPRESSION zstd)`, sqlString(filepath.Join(dir, BreaksParquet)))); err != nil {
 		return s, fmt.Errorf("write %s: %w", BreaksParquet, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,102 @@ func TestReportLayouts(t *testing.T) {
 			if cols := strings.Split(header, ","); cols[len(cols)-1] != last {
 				t.Errorf("layout %d: %s header %q, want it to end at %s", tt.layout, name, header, last)
 			}
+		}
+	}
+}
+
+// TestManyBreaksReportWithinTheMemoryLimit writes the reports of a night of
+// 300,000 wide breaks at a DuckDB limit of 160 MB: breaks.csv,
+// breaks.parquet and changes.csv each list every break, in order of rule
+// and break id. Read as one result, the breaks took DuckDB past the limit.
+func TestManyBreaksReportWithinTheMemoryLimit(t *testing.T) {
+	const n = 300_000
+	db := newDB(t)
+	dir := t.TempDir()
+	if _, err := output.SaveInputs(t.Context(), db, nil, dir, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	// Two rules, their breaks inserted out of order; the detail and sources
+	// as long as fee_mismatch's.
+	if _, err := db.Exec(`INSERT INTO breaks (break_id, rule_id, severity, status, break_key, event_date, payment_id,
+		account, currency, actual, difference, detail, left_source, right_source, first_seen_run, first_seen_at,
+		last_seen_run, age_days)
+		SELECT substr(md5(i::VARCHAR), 1, 16), CASE WHEN i % 3 = 0 THEN 'fee_mismatch' ELSE 'ops_missing_in_recon' END, 'P2', 'new',
+			md5(i::VARCHAR) || '|sender', DATE '2026-10-01', md5('p' || i), 'acme_usd@rn.us.ny.acme', 'USD', 12.34, 12.34,
+			repeat('charged 12.34 USD, expected unknown as the sender ', 4) || i,
+			'execution result ' || md5('r' || i) || ' (payments/since_2026-10-01_p' || (i // 100) || '.json #' || (i % 100) || ')',
+			'fee configuration (fee_history)', 'r-1', TIMESTAMPTZ '2026-10-01 06:00:00+00', 'r-1', 0
+		FROM range($1) t(i) ORDER BY md5('o' || i)`, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`SET memory_limit = '160MB'`); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := raw.ParseWindow("2026-10-01", "2026-10-01")
+	asOf := time.Date(2026, 10, 3, 6, 0, 0, 0, time.UTC)
+	run := output.RunInfo{ID: "r-1", Window: w, AsOf: asOf, StartedAt: asOf, Verdict: output.Complete,
+		Rules: []output.RuleRef{{ID: "fee_mismatch", Severity: "P2"}, {ID: "ops_missing_in_recon", Severity: "P2"}}}
+	if _, err := output.WriteReports(t.Context(), db, run, dir); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	rows, err := db.Query(`SELECT rule_id || ' ' || break_id FROM breaks ORDER BY rule_id, break_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, k)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	csvKeys := func(name string) []string {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		recs, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := map[string]int{}
+		for i, h := range recs[0] {
+			col[h] = i
+		}
+		var keys []string
+		for _, r := range recs[1:] {
+			keys = append(keys, r[col["rule_id"]]+" "+r[col["break_id"]])
+		}
+		return keys
+	}
+	var inParquet []string
+	rows, err = db.Query(`SELECT rule_id || ' ' || break_id FROM read_parquet($1)`, filepath.Join(dir, output.BreaksParquet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		inParquet = append(inParquet, k)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]string{output.BreaksCSV: csvKeys(output.BreaksCSV),
+		output.ChangesCSV: csvKeys(output.ChangesCSV), output.BreaksParquet: inParquet} {
+		if !slices.Equal(got, want) {
+			first := 0
+			for first < min(len(got), len(want)) && got[first] == want[first] {
+				first++
+			}
+			t.Errorf("%s: %d breaks, want %d in order of rule and break id; they differ from row %d", name, len(got), len(want), first+1)
 		}
 	}
 }
