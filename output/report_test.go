@@ -213,20 +213,24 @@ func TestManyBreaksReportWithinTheMemoryLimit(t *testing.T) {
 	if _, err := output.WriteReports(t.Context(), db, run, dir); err != nil {
 		t.Fatal(err)
 	}
-	var want []string
-	rows, err := db.Query(`SELECT rule_id || ' ' || break_id FROM breaks ORDER BY rule_id, break_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
+	sqlKeys := func(q string, args ...any) []string {
+		rows, err := db.Query(q, args...)
+		if err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, k)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+		defer rows.Close()
+		var keys []string
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, k)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return keys
 	}
 	csvKeys := func(name string) []string {
 		f, err := os.Open(filepath.Join(dir, name))
@@ -248,21 +252,8 @@ func TestManyBreaksReportWithinTheMemoryLimit(t *testing.T) {
 		}
 		return keys
 	}
-	var inParquet []string
-	rows, err = db.Query(`SELECT rule_id || ' ' || break_id FROM read_parquet($1)`, filepath.Join(dir, output.BreaksParquet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			t.Fatal(err)
-		}
-		inParquet = append(inParquet, k)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	want := sqlKeys(`SELECT rule_id || ' ' || break_id FROM breaks ORDER BY rule_id, break_id`)
+	inParquet := sqlKeys(`SELECT rule_id || ' ' || break_id FROM read_parquet($1)`, filepath.Join(dir, output.BreaksParquet))
 	for name, got := range map[string][]string{output.BreaksCSV: csvKeys(output.BreaksCSV),
 		output.ChangesCSV: csvKeys(output.ChangesCSV), output.BreaksParquet: inParquet} {
 		if !slices.Equal(got, want) {
