@@ -129,7 +129,9 @@ func (c *csvChunk) build(b *builder, file string, header []string, index []int) 
 		if reason != "" {
 			q := quarantined{file: file, line: int64(at.line), reason: reason, start: at.start, end: at.end}
 			b.readable(&q)
-			b.reject(q)
+			if err := b.reject(q); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -166,7 +168,9 @@ func splitRecords(ctx context.Context, r *csv.Reader, watch *utf8Watch, b *build
 		}
 		end := r.InputOffset()
 		if pe := (*csv.ParseError)(nil); errors.As(err, &pe) {
-			b.reject(quarantined{file: file, line: int64(pe.StartLine), reason: "bad quoting: " + pe.Err.Error(), start: start, end: end})
+			if err := b.reject(quarantined{file: file, line: int64(pe.StartLine), reason: "bad quoting: " + pe.Err.Error(), start: start, end: end}); err != nil {
+				return err
+			}
 			continue
 		} else if err != nil {
 			return err

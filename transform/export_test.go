@@ -9,3 +9,11 @@ func SetPairPart(t testing.TB, n int64) {
 	pairPart = n
 	t.Cleanup(func() { pairPart = old })
 }
+
+// SetMaxRejected makes a builder take its file for unreadable past n
+// rejected rows, until the test ends.
+func SetMaxRejected(t testing.TB, n int) {
+	old := maxRejected
+	maxRejected = n
+	t.Cleanup(func() { maxRejected = old })
+}

@@ -274,8 +274,7 @@ func (b *builder) add(at pos, raw json.RawMessage, fill func() error) (ok bool, 
 	}
 	q := quarantined{file: at.file, line: at.n, path: at.path.String(), reason: reason, raw: string(raw)}
 	b.readable(&q)
-	b.reject(q)
-	return false, nil
+	return false, b.reject(q)
 }
 
 // decodeJSON decodes a typed document with goccy/go-json (a fraction of

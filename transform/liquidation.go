@@ -299,8 +299,10 @@ func liquidationRows(bs []*builder, at pos, id string, body []byte, m fields) er
 		}
 		execs, err := elements(ex)
 		if err != nil {
-			eb.reject(quarantined{file: file, line: int64(j + 1), path: tp.at("trade_executions", -1).String(), key: id,
-				reason: "trade_executions is not an array", raw: string(ex)})
+			if err := eb.reject(quarantined{file: file, line: int64(j + 1), path: tp.at("trade_executions", -1).String(), key: id,
+				reason: "trade_executions is not an array", raw: string(ex)}); err != nil {
+				return err
+			}
 			continue
 		}
 		tradeID, _ := jsonValue(t.get("id"))

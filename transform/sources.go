@@ -389,20 +389,18 @@ func (l *Loader) loadBalances(ctx context.Context, conn *sql.Conn, f raw.File) (
 // institutionRows adds one row per account balance of an institution; a
 // currency without accounts gives one row without account fields.
 func institutionRows(b *builder, file string, path jsonPath, side, snapshot string, raw json.RawMessage) error {
-	reject := func(reason string) {
-		b.reject(quarantined{file: file, line: 1, path: path.String(), key: snapshot, reason: reason, raw: string(raw)})
+	reject := func(reason string) error {
+		return b.reject(quarantined{file: file, line: 1, path: path.String(), key: snapshot, reason: reason, raw: string(raw)})
 	}
 	fs, ok := object(raw)
 	if !ok {
-		reject("institution is not a JSON object")
-		return nil
+		return reject("institution is not a JSON object")
 	}
 	inst := fs.toMap()
 	var cbs []json.RawMessage
 	if cb, ok := inst["currency_balances"]; ok {
 		if err := json.Unmarshal(cb, &cbs); err != nil {
-			reject("currency_balances is not an array")
-			return nil
+			return reject("currency_balances is not an array")
 		}
 	}
 	delete(inst, "currency_balances")
@@ -414,7 +412,9 @@ func institutionRows(b *builder, file string, path jsonPath, side, snapshot stri
 		cbPath := path.at("currency_balances", i)
 		cb, ok := object(cbRaw)
 		if !ok {
-			b.reject(quarantined{file: file, line: int64(i + 1), path: cbPath.String(), key: snapshot, reason: "not a JSON object", raw: string(cbRaw)})
+			if err := b.reject(quarantined{file: file, line: int64(i + 1), path: cbPath.String(), key: snapshot, reason: "not a JSON object", raw: string(cbRaw)}); err != nil {
+				return err
+			}
 			continue
 		}
 		fixed := map[string]value{"fetched_at": textValue(snapshot), "side": textValue(side), "institution": institution}
@@ -428,7 +428,9 @@ func institutionRows(b *builder, file string, path jsonPath, side, snapshot stri
 		var accounts []json.RawMessage
 		if ab := cb.get("account_balances"); ab != nil && string(ab) != "null" {
 			if err := json.Unmarshal(ab, &accounts); err != nil {
-				b.reject(quarantined{file: file, line: int64(i + 1), path: cbPath.String(), key: snapshot, reason: "account_balances is not an array", raw: string(cbRaw)})
+				if err := b.reject(quarantined{file: file, line: int64(i + 1), path: cbPath.String(), key: snapshot, reason: "account_balances is not an array", raw: string(cbRaw)}); err != nil {
+					return err
+				}
 				continue
 			}
 		}

@@ -2,8 +2,10 @@ package transform_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,24 +54,36 @@ func TestUnreadableFileKeepsItsSlice(t *testing.T) {
 		return out
 	}
 	page := string(readTestdata(t, "sources/statements/acme_usd@rn.us.ny.acme/2026-10-01_2026-10-01_p0001.json"))
+	header := strings.SplitAfter(string(readTestdata(t, "sources/reports/recon.csv")), "\n")[0]
 	for _, c := range []struct {
 		name, path, format, body string
 		slice                    int // files in the slice left as it was
+		maxRejected              int // rows a builder quarantines before its file is unreadable (0: as built)
 	}{
-		{"CSV report without a header the table knows", "reports/recon.csv", "", "\xff\xfe garbage\n1,2,3\n", 1},
-		{"JSON report cut short", "reports/recon.csv", raw.FormatJSON, `[{"network_payment_id": "x"}, {"network_`, 1},
-		{"payments page that is an HTML error", "payments/2026-10-01_2026-10-01_p0001.json", "", "<html>502 Bad Gateway</html>", 2},
-		{"statement page cut short", "statements/acme_usd@rn.us.ny.acme/2026-10-01_2026-10-01_p0001.json", "", page[:len(page)/2], 2},
-		{"balances snapshot that is not JSON", "balances/balances.json", "", "{", 1},
-		{"transfers page that is not a page", "transfers/p0000.json", "", `"content"`, 1},
-		{"liquidations page whose results are not a list", "liquidations/7d0f4c1e-2b1a-4c55-9e0e-1f1b2a3c4d02.json", "", `{"results": 5}`, 2},
+		{"CSV report without a header the table knows", "reports/recon.csv", "", "\xff\xfe garbage\n1,2,3\n", 1, 0},
+		{"JSON report cut short", "reports/recon.csv", raw.FormatJSON, `[{"network_payment_id": "x"}, {"network_`, 1, 0},
+		{"payments page that is an HTML error", "payments/2026-10-01_2026-10-01_p0001.json", "", "<html>502 Bad Gateway</html>", 2, 0},
+		{"statement page cut short", "statements/acme_usd@rn.us.ny.acme/2026-10-01_2026-10-01_p0001.json", "", page[:len(page)/2], 2, 0},
+		{"balances snapshot that is not JSON", "balances/balances.json", "", "{", 1, 0},
+		{"transfers page that is not a page", "transfers/p0000.json", "", `"content"`, 1, 0},
+		{"liquidations page whose results are not a list", "liquidations/7d0f4c1e-2b1a-4c55-9e0e-1f1b2a3c4d02.json", "", `{"results": 5}`, 2, 0},
+		{"CSV report with more rows rejected than a builder keeps", "reports/recon.csv", "", header + strings.Repeat("x,y\n", 4), 1, 3},
+		{"payments page with more payments rejected than a builder keeps", "payments/2026-10-01_2026-10-01_p0001.json", "",
+			`{"first": false, "last": true, "number": 1, "numberOfElements": 4, "size": 2, "totalElements": 6, "totalPages": 2,
+			"content": [{"payment_state": "COMPLETED"}, {"payment_state": "COMPLETED"}, {"payment_state": "COMPLETED"}, {"payment_state": "COMPLETED"}]}`, 2, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.maxRejected > 0 {
+				transform.SetMaxRejected(t, c.maxRejected)
+			}
 			dir := writeExtract(t, extract(c.path, c.format, c.body)...)
 			st := load(t, db, dir)
 			if len(st.Unreadable) != 1 || st.Unreadable[0].File != c.path || len(st.Unreadable[0].Slice) != c.slice ||
 				st.Unreadable[0].Reason == "" {
 				t.Fatalf("unreadable %+v, want %s in a slice of %d", st.Unreadable, c.path, c.slice)
+			}
+			if want := fmt.Sprintf("more than %d rows rejected", c.maxRejected); c.maxRejected > 0 && !strings.Contains(st.Unreadable[0].Reason, want) {
+				t.Errorf("reason %q, want %q", st.Unreadable[0].Reason, want)
 			}
 			for _, f := range st.Files {
 				if f.File.Path == c.path {
@@ -81,6 +95,18 @@ func TestUnreadableFileKeepsItsSlice(t *testing.T) {
 			}
 		})
 	}
+
+	// As many rows rejected as a builder keeps: the file loads, those rows quarantined.
+	t.Run("CSV report with as many rows rejected as a builder keeps", func(t *testing.T) {
+		transform.SetMaxRejected(t, 3)
+		st := load(t, db, writeExtract(t, extract("reports/recon.csv", "", header+strings.Repeat("x,y\n", 3))...))
+		if len(st.Unreadable) != 0 {
+			t.Fatalf("unreadable %+v, want none", st.Unreadable)
+		}
+		if n := count(t, db, "SELECT count(*) FROM quarantine WHERE source_file = 'reports/recon.csv'"); n != 3 {
+			t.Errorf("%d rows of reports/recon.csv quarantined, want 3", n)
+		}
+	})
 
 	dir := writeExtract(t, extract("", "", "")...)
 	if err := os.Remove(filepath.Join(dir, "reports/recon.csv")); err != nil {
