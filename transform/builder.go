@@ -85,6 +85,8 @@ type builder struct {
 	loaded map[string]int64 // rows appended, by file
 	bad    []quarantined
 	nbad   map[string]int64 // rows rejected, by file
+	// badBytes is the text of the rows in bad (maxRejected).
+	badBytes int
 }
 
 func newBuilder(t *Table, flush func(arrow.RecordBatch) error) *builder {
@@ -214,27 +216,34 @@ func (b *builder) readable(q *quarantined) {
 	}
 }
 
-// maxRejected is how many rows one builder quarantines before it takes
-// its file for unreadable: past it the file is in a format recon cannot
-// read, not a file with some bad rows. Every rejected row is held until
-// its slice is stored: a 1M day's RECON report (4.4M rows) with every row
-// malformed took the load to 12.7 GB resident.
-var maxRejected = 100_000
+// maxRejected is how many rows, and how many MiB of their text, one
+// builder quarantines before it takes its file for unreadable: past it the
+// file is in a format recon cannot read, not a file with some bad rows.
+// Every rejected row is held until its slice is stored: a 1M day's RECON
+// report (4.4M rows) with every row malformed took the load to 12.7 GB
+// resident, and a rejected payment's text is about 5 KB.
+var maxRejected = struct{ rows, mib int }{100_000, 64}
 
 // reject records a quarantined row; bytes that are not UTF-8 are kept as
-// \xNN. Past maxRejected rows it returns an unreadable error for q's file.
+// \xNN. Past maxRejected it returns an unreadable error for q's file.
 func (b *builder) reject(q quarantined) error {
-	if len(b.bad) >= maxRejected {
-		first := b.bad[0]
+	size := len(q.raw) + int(q.end-q.start) + len(q.reason) + len(q.key) + len(q.path) // a CSV row's text is read later
+	if len(b.bad) >= maxRejected.rows || b.badBytes+size > maxRejected.mib<<20 {
+		first := q
+		if len(b.bad) > 0 {
+			first = b.bad[0]
+		}
 		where := first.path
 		if where == "" {
 			where = fmt.Sprintf("line %d", first.line)
 		}
-		return unreadable(q.file, fmt.Errorf("more than %d rows rejected, the first %s %s: %s", maxRejected, first.file, where, first.reason))
+		return unreadable(q.file, fmt.Errorf("more than %d rows or %d MiB rejected, the first %s %s: %s",
+			maxRejected.rows, maxRejected.mib, first.file, where, first.reason))
 	}
 	q.key, q.paymentID = strings.Clone(escapeInvalid(q.key)), strings.Clone(escapeInvalid(q.paymentID)) // not the whole record's text
 	q.reason, q.raw = escapeInvalid(q.reason), escapeInvalid(q.raw)
 	b.bad = append(b.bad, q)
+	b.badBytes += size
 	b.nbad[q.file]++
 	return nil
 }
@@ -342,4 +351,5 @@ func (b *builder) merge(o *builder) {
 		b.nbad[f] += n
 	}
 	b.bad = append(b.bad, o.bad...)
+	b.badBytes += o.badBytes
 }

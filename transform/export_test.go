@@ -10,10 +10,10 @@ func SetPairPart(t testing.TB, n int64) {
 	t.Cleanup(func() { pairPart = old })
 }
 
-// SetMaxRejected makes a builder take its file for unreadable past n
-// rejected rows, until the test ends.
-func SetMaxRejected(t testing.TB, n int) {
+// SetMaxRejected makes a builder take its file for unreadable past rows
+// rejected rows or mib MiB of their text, until the test ends.
+func SetMaxRejected(t testing.TB, rows, mib int) {
 	old := maxRejected
-	maxRejected = n
+	maxRejected.rows, maxRejected.mib = rows, mib
 	t.Cleanup(func() { maxRejected = old })
 }

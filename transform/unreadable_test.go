@@ -58,23 +58,26 @@ func TestUnreadableFileKeepsItsSlice(t *testing.T) {
 	for _, c := range []struct {
 		name, path, format, body string
 		slice                    int // files in the slice left as it was
-		maxRejected              int // rows a builder quarantines before its file is unreadable (0: as built)
+		maxRows, maxMiB          int // what a builder quarantines before its file is unreadable (0: as built)
 	}{
-		{"CSV report without a header the table knows", "reports/recon.csv", "", "\xff\xfe garbage\n1,2,3\n", 1, 0},
-		{"JSON report cut short", "reports/recon.csv", raw.FormatJSON, `[{"network_payment_id": "x"}, {"network_`, 1, 0},
-		{"payments page that is an HTML error", "payments/2026-10-01_2026-10-01_p0001.json", "", "<html>502 Bad Gateway</html>", 2, 0},
-		{"statement page cut short", "statements/acme_usd@rn.us.ny.acme/2026-10-01_2026-10-01_p0001.json", "", page[:len(page)/2], 2, 0},
-		{"balances snapshot that is not JSON", "balances/balances.json", "", "{", 1, 0},
-		{"transfers page that is not a page", "transfers/p0000.json", "", `"content"`, 1, 0},
-		{"liquidations page whose results are not a list", "liquidations/7d0f4c1e-2b1a-4c55-9e0e-1f1b2a3c4d02.json", "", `{"results": 5}`, 2, 0},
-		{"CSV report with more rows rejected than a builder keeps", "reports/recon.csv", "", header + strings.Repeat("x,y\n", 4), 1, 3},
+		{"CSV report without a header the table knows", "reports/recon.csv", "", "\xff\xfe garbage\n1,2,3\n", 1, 0, 0},
+		{"JSON report cut short", "reports/recon.csv", raw.FormatJSON, `[{"network_payment_id": "x"}, {"network_`, 1, 0, 0},
+		{"payments page that is an HTML error", "payments/2026-10-01_2026-10-01_p0001.json", "", "<html>502 Bad Gateway</html>", 2, 0, 0},
+		{"statement page cut short", "statements/acme_usd@rn.us.ny.acme/2026-10-01_2026-10-01_p0001.json", "", page[:len(page)/2], 2, 0, 0},
+		{"balances snapshot that is not JSON", "balances/balances.json", "", "{", 1, 0, 0},
+		{"transfers page that is not a page", "transfers/p0000.json", "", `"content"`, 1, 0, 0},
+		{"liquidations page whose results are not a list", "liquidations/7d0f4c1e-2b1a-4c55-9e0e-1f1b2a3c4d02.json", "", `{"results": 5}`, 2, 0, 0},
+		{"CSV report with more rows rejected than a builder keeps", "reports/recon.csv", "", header + strings.Repeat("x,y\n", 4), 1, 3, 64},
 		{"payments page with more payments rejected than a builder keeps", "payments/2026-10-01_2026-10-01_p0001.json", "",
 			`{"first": false, "last": true, "number": 1, "numberOfElements": 4, "size": 2, "totalElements": 6, "totalPages": 2,
-			"content": [{"payment_state": "COMPLETED"}, {"payment_state": "COMPLETED"}, {"payment_state": "COMPLETED"}, {"payment_state": "COMPLETED"}]}`, 2, 3},
+			"content": [{"payment_state": "COMPLETED"}, {"payment_state": "COMPLETED"}, {"payment_state": "COMPLETED"}, {"payment_state": "COMPLETED"}]}`, 2, 3, 64},
+		{"payments page whose payments rejected weigh more than a builder keeps", "payments/2026-10-01_2026-10-01_p0001.json", "",
+			`{"first": false, "last": true, "number": 1, "numberOfElements": 5, "size": 2, "totalElements": 7, "totalPages": 2,
+			"content": [` + strings.Repeat(`{"internal_id": "`+strings.Repeat("x", 300_000)+`"}, `, 4) + `{"internal_id": "x"}]}`, 2, 100, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.maxRejected > 0 {
-				transform.SetMaxRejected(t, c.maxRejected)
+			if c.maxRows > 0 {
+				transform.SetMaxRejected(t, c.maxRows, c.maxMiB)
 			}
 			dir := writeExtract(t, extract(c.path, c.format, c.body)...)
 			st := load(t, db, dir)
@@ -82,7 +85,7 @@ func TestUnreadableFileKeepsItsSlice(t *testing.T) {
 				st.Unreadable[0].Reason == "" {
 				t.Fatalf("unreadable %+v, want %s in a slice of %d", st.Unreadable, c.path, c.slice)
 			}
-			if want := fmt.Sprintf("more than %d rows rejected", c.maxRejected); c.maxRejected > 0 && !strings.Contains(st.Unreadable[0].Reason, want) {
+			if want := fmt.Sprintf("more than %d rows or %d MiB rejected", c.maxRows, c.maxMiB); c.maxRows > 0 && !strings.Contains(st.Unreadable[0].Reason, want) {
 				t.Errorf("reason %q, want %q", st.Unreadable[0].Reason, want)
 			}
 			for _, f := range st.Files {
@@ -98,7 +101,7 @@ func TestUnreadableFileKeepsItsSlice(t *testing.T) {
 
 	// As many rows rejected as a builder keeps: the file loads, those rows quarantined.
 	t.Run("CSV report with as many rows rejected as a builder keeps", func(t *testing.T) {
-		transform.SetMaxRejected(t, 3)
+		transform.SetMaxRejected(t, 3, 64)
 		st := load(t, db, writeExtract(t, extract("reports/recon.csv", "", header+strings.Repeat("x,y\n", 3))...))
 		if len(st.Unreadable) != 0 {
 			t.Fatalf("unreadable %+v, want none", st.Unreadable)
