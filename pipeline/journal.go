@@ -157,6 +157,16 @@ func applyJournal(ctx context.Context, db *sql.DB, path, runDir, runID string, l
 	if err != nil {
 		return 0, err
 	}
+	var ids []string
+	for _, l := range lines {
+		if l.Err == nil {
+			ids = append(ids, l.Event.ID)
+		}
+	}
+	seen, err := rules.SeenEvents(ctx, db, ids)
+	if err != nil {
+		return 0, fmt.Errorf("journal: %w", err)
+	}
 	var raw bytes.Buffer
 	var events []rules.Event
 	for _, l := range lines {
@@ -164,11 +174,7 @@ func applyJournal(ctx context.Context, db *sql.DB, path, runDir, runID string, l
 			log.Warn("journal line skipped: not a valid event", "journal", path, "offset", l.Offset, "err", l.Err)
 			continue
 		}
-		var seen bool
-		if err := db.QueryRowContext(ctx, `SELECT count(*) > 0 FROM break_events WHERE event_id = ?`, l.Event.ID).Scan(&seen); err != nil {
-			return 0, fmt.Errorf("journal: %w", err)
-		}
-		if seen {
+		if seen[l.Event.ID] {
 			continue
 		}
 		e := l.Event

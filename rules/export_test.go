@@ -8,3 +8,10 @@ func SetMemoryLimit(t *testing.T, limit string) {
 	memoryLimit = limit
 	t.Cleanup(func() { memoryLimit = prev })
 }
+
+// SetEventChunk sets how many events one statement looks up or inserts.
+func SetEventChunk(t *testing.T, n int) {
+	prev := eventChunk
+	eventChunk = n
+	t.Cleanup(func() { eventChunk = prev })
+}

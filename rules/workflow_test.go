@@ -3,6 +3,7 @@ package rules_test
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,63 @@ func TestChainDetectsTampering(t *testing.T) {
 				t.Errorf("verify: %v, want a chain error at seq %d (%s)", err, tt.seq, tt.problem)
 			}
 		})
+	}
+}
+
+// TestAppendEventsInChunks: events are looked up and inserted a chunk at a
+// time (3 here), and the chain is the one event at a time would give: an id
+// already applied, or given twice, is added once; journal offsets, amounts
+// and --until days are kept; Verify recomputes every hash.
+func TestAppendEventsInChunks(t *testing.T) {
+	rules.SetEventChunk(t, 3)
+	db := newDB(t)
+	at := time.Date(2026, 11, 2, 9, 30, 0, 123456789, time.UTC)
+	ev := func(id string, offset int64) rules.Event {
+		e := rules.Event{ID: id, BreakID: "b-" + id, Action: rules.ActionExplain, Workflow: rules.WorkflowExplained,
+			PrevWorkflow: rules.WorkflowOpen, Reason: "bulk " + id, Actor: "alice", At: at, Until: "2026-11-30",
+			BreakStatus: "new", Severity: "P2", Currency: "USD", Amount: "12.500", Origin: rules.OriginJournal, AppliedRun: "r1"}
+		if offset >= 0 {
+			e.JournalOffset = &offset
+		}
+		return e
+	}
+	if n, err := rules.AppendEvents(t.Context(), db, []rules.Event{ev("e1", 0), ev("e2", -1)}); err != nil || n != 2 {
+		t.Fatalf("first append: %d, %v", n, err)
+	}
+	var batch []rules.Event
+	for i := range 8 {
+		batch = append(batch, ev(fmt.Sprintf("f%d", i), int64(100+i)))
+	}
+	batch = append(batch[:4], append([]rules.Event{ev("e2", 7), ev("f1", 9)}, batch[4:]...)...) // applied before; given twice
+	n, err := rules.AppendEvents(t.Context(), db, batch)
+	if err != nil || n != 8 {
+		t.Fatalf("second append: %d events, %v; want 8", n, err)
+	}
+	if n, err := rules.Verify(t.Context(), db); err != nil || n != 10 {
+		t.Fatalf("verify: %d events, %v; want 10 in an intact chain", n, err)
+	}
+	rows, err := db.Query(`SELECT seq, event_id, coalesce(journal_offset, -1), CAST(amount AS VARCHAR), CAST(until_date AS VARCHAR),
+			acted_at = TIMESTAMPTZ '2026-11-02 09:30:00.123456+00'
+		FROM break_events ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var seq, offset int64
+		var id, amount, until string
+		var sameAt bool
+		if err := rows.Scan(&seq, &id, &offset, &amount, &until, &sameAt); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d %s %d %s %s %v", seq, id, offset, amount, until, sameAt))
+	}
+	want := []string{"1 e1 0 12.500000000000 2026-11-30 true", "2 e2 -1 12.500000000000 2026-11-30 true"}
+	for i := range 8 {
+		want = append(want, fmt.Sprintf("%d f%d %d 12.500000000000 2026-11-30 true", 3+i, i, 100+i))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("break_events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
