@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -114,85 +116,167 @@ func checkEvent(e rules.Event) error {
 // it does not exist). A last line without its newline is being written, or
 // was torn by a crash: it is left for the next reader.
 func ReadJournal(path string) ([]JournalLine, error) {
-	b, err := os.ReadFile(path)
+	var out []JournalLine
+	err := eachJournalLine(path, func(l JournalLine) error {
+		out = append(out, l)
+		return nil
+	})
+	return out, err
+}
+
+// eachJournalLine calls fn with each line ReadJournal reads, in order,
+// holding one line at a time.
+func eachJournalLine(path string, fn func(JournalLine) error) error {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
+		return fmt.Errorf("read journal: %w", err)
 	}
-	var out []JournalLine
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<16)
 	var off int64
 	for {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			return out, nil
+		b, err := r.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			return nil // no line, or a last one without its newline
 		}
-		line := JournalLine{Offset: off, Raw: b[:i+1]}
-		off += int64(i + 1)
-		b = b[i+1:]
-		if len(bytes.TrimSpace(line.Raw)) == 0 {
+		if err != nil {
+			return fmt.Errorf("read journal: %w", err)
+		}
+		line := JournalLine{Offset: off, Raw: b}
+		off += int64(len(b))
+		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(line.Raw))
+		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&line.Event); err != nil {
 			line.Err = err
 		} else {
 			line.Err = checkEvent(line.Event)
 		}
-		out = append(out, line)
+		if err := fn(line); err != nil {
+			return err
+		}
 	}
 }
 
 // JournalName is the archived copy of the journal lines a run applied.
 const JournalName = output.InputsDir + "/journal.jsonl"
 
-// applyJournal applies the lines of the journal at path that db has not
-// applied yet (by event_id) into break_events, in one transaction, and
-// copies them to runDir/inputs/journal.jsonl (the run's inputs). Lines that
-// are not valid events are skipped, each with a warning.
-func applyJournal(ctx context.Context, db *sql.DB, path, runDir, runID string, log *slog.Logger) (int, error) {
-	lines, err := ReadJournal(path)
-	if err != nil {
-		return 0, err
-	}
+// AppliedLines returns the event ids of the journal's valid lines that db's
+// break_events holds already.
+func AppliedLines(ctx context.Context, db *sql.DB, lines []JournalLine) (map[string]bool, error) {
 	var ids []string
 	for _, l := range lines {
 		if l.Err == nil {
 			ids = append(ids, l.Event.ID)
 		}
 	}
-	seen, err := rules.SeenEvents(ctx, db, ids)
+	return rules.SeenEvents(ctx, db, ids)
+}
+
+// journalChunk is how many journal lines a run holds and applies at a time:
+// a bulk action over 600,000 breaks held 700 MB of lines and events.
+var journalChunk = 10_000
+
+// applyJournal applies the lines of the journal at path that db has not
+// applied yet (by event_id) into break_events, in one transaction, and
+// copies them to runDir/inputs/journal.jsonl (the run's inputs). Lines that
+// are not valid events are skipped, each with a warning.
+func applyJournal(ctx context.Context, db *sql.DB, path, runDir, runID string, log *slog.Logger) (int, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	var copied *journalCopy
+	n := 0
+	lines := make([]JournalLine, 0, journalChunk)
+	apply := func() error {
+		var ids []string
+		for _, l := range lines {
+			if l.Err != nil {
+				log.Warn("journal line skipped: not a valid event", "journal", path, "offset", l.Offset, "err", l.Err)
+				continue
+			}
+			ids = append(ids, l.Event.ID)
+		}
+		seen, err := rules.SeenEvents(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
+		var events []rules.Event
+		for _, l := range lines {
+			if l.Err != nil || seen[l.Event.ID] {
+				continue
+			}
+			if copied == nil {
+				if copied, err = newJournalCopy(filepath.Join(runDir, filepath.FromSlash(JournalName))); err != nil {
+					return fmt.Errorf("save the journal lines: %w", err)
+				}
+			}
+			if _, err := copied.w.Write(l.Raw); err != nil {
+				return fmt.Errorf("save the journal lines: %w", err)
+			}
+			e := l.Event
+			e.Origin, e.AppliedRun, e.JournalOffset = rules.OriginJournal, runID, &l.Offset
+			events = append(events, e)
+		}
+		k, err := rules.AppendEvents(ctx, tx, events)
+		n += k
+		lines = lines[:0]
+		return err
+	}
+	err = eachJournalLine(path, func(l JournalLine) error {
+		if lines = append(lines, l); len(lines) == journalChunk {
+			return apply()
+		}
+		return nil
+	})
+	if err == nil {
+		err = apply()
+	}
+	if copied != nil {
+		if cerr := copied.close(); err == nil && cerr != nil {
+			err = fmt.Errorf("save the journal lines: %w", cerr)
+		}
+	}
 	if err != nil {
 		return 0, fmt.Errorf("journal: %w", err)
 	}
-	var raw bytes.Buffer
-	var events []rules.Event
-	for _, l := range lines {
-		if l.Err != nil {
-			log.Warn("journal line skipped: not a valid event", "journal", path, "offset", l.Offset, "err", l.Err)
-			continue
-		}
-		if seen[l.Event.ID] {
-			continue
-		}
-		e := l.Event
-		e.Origin, e.AppliedRun, e.JournalOffset = rules.OriginJournal, runID, &l.Offset
-		events = append(events, e)
-		raw.Write(l.Raw)
-	}
-	if len(events) == 0 {
+	if n == 0 {
 		return 0, nil
 	}
-	if err := os.WriteFile(filepath.Join(runDir, filepath.FromSlash(JournalName)), raw.Bytes(), 0o644); err != nil {
-		return 0, fmt.Errorf("save the journal lines: %w", err)
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("journal: %w", err)
 	}
-	n, err := appendEvents(ctx, db, events)
-	if err == nil {
-		log.Info("workflow events applied from the journal", "events", n, "journal", path)
+	log.Info("workflow events applied from the journal", "events", n, "journal", path)
+	return n, nil
+}
+
+// journalCopy is the run's copy of the journal lines it applied.
+type journalCopy struct {
+	f *os.File
+	w *bufio.Writer
+}
+
+func newJournalCopy(path string) (*journalCopy, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
 	}
-	return n, err
+	return &journalCopy{f, bufio.NewWriter(f)}, nil
+}
+
+func (c *journalCopy) close() error {
+	err := c.w.Flush()
+	if cerr := c.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // appendEvents appends events to break_events in one transaction.

@@ -119,21 +119,44 @@ type execer interface {
 // breaks would have added half an hour to the next run.
 var eventChunk = 10_000
 
-// insertEvents inserts a chunk of events, given as one list a column
-// (journal_offset -1 for none).
+// insertEvents inserts a chunk of events given as one JSON array of
+// eventRows: a list parameter a column bound each value apart, which took
+// longer than the insert.
 const insertEvents = `INSERT INTO break_events
-	SELECT seq, event_id, break_id, action, workflow_status, previous_workflow_status, reason, actor, acted_at,
-		CAST(nullif(until_date, '') AS DATE), nullif(break_status, ''), nullif(severity, ''), nullif(currency, ''),
-		CAST(nullif(amount, '') AS DECIMAL(38,12)), nullif(counterpart, ''), origin, applied_run,
-		nullif(journal_offset, -1), prev_hash, hash
-	FROM (SELECT unnest(?::BIGINT[]) AS seq, unnest(?::VARCHAR[]) AS event_id, unnest(?::VARCHAR[]) AS break_id,
-		unnest(?::VARCHAR[]) AS action, unnest(?::VARCHAR[]) AS workflow_status, unnest(?::VARCHAR[]) AS previous_workflow_status,
-		unnest(?::VARCHAR[]) AS reason, unnest(?::VARCHAR[]) AS actor, unnest(?::TIMESTAMPTZ[]) AS acted_at,
-		unnest(?::VARCHAR[]) AS until_date, unnest(?::VARCHAR[]) AS break_status, unnest(?::VARCHAR[]) AS severity,
-		unnest(?::VARCHAR[]) AS currency, unnest(?::VARCHAR[]) AS amount, unnest(?::VARCHAR[]) AS counterpart,
-		unnest(?::VARCHAR[]) AS origin, unnest(?::VARCHAR[]) AS applied_run, unnest(?::BIGINT[]) AS journal_offset,
-		unnest(?::VARCHAR[]) AS prev_hash, unnest(?::VARCHAR[]) AS hash)
-	ORDER BY seq`
+	SELECT e.seq, e.event_id, e.break_id, e.action, e.workflow_status, e.previous_workflow_status, e.reason, e.actor,
+		CAST(e.acted_at AS TIMESTAMPTZ), CAST(nullif(e.until_date, '') AS DATE), nullif(e.break_status, ''),
+		nullif(e.severity, ''), nullif(e.currency, ''), CAST(nullif(e.amount, '') AS DECIMAL(38,12)),
+		nullif(e.counterpart, ''), e.origin, e.applied_run, e.journal_offset, e.prev_hash, e.hash
+	FROM (SELECT unnest(from_json(?, '[{"seq": "BIGINT", "event_id": "VARCHAR", "break_id": "VARCHAR", "action": "VARCHAR",
+		"workflow_status": "VARCHAR", "previous_workflow_status": "VARCHAR", "reason": "VARCHAR", "actor": "VARCHAR",
+		"acted_at": "VARCHAR", "until_date": "VARCHAR", "break_status": "VARCHAR", "severity": "VARCHAR",
+		"currency": "VARCHAR", "amount": "VARCHAR", "counterpart": "VARCHAR", "origin": "VARCHAR", "applied_run": "VARCHAR",
+		"journal_offset": "BIGINT", "prev_hash": "VARCHAR", "hash": "VARCHAR"}]')) AS e)
+	ORDER BY e.seq`
+
+// eventRow is an event as insertEvents reads it.
+type eventRow struct {
+	Seq           int64  `json:"seq"`
+	ID            string `json:"event_id"`
+	BreakID       string `json:"break_id"`
+	Action        string `json:"action"`
+	Workflow      string `json:"workflow_status"`
+	PrevWorkflow  string `json:"previous_workflow_status"`
+	Reason        string `json:"reason"`
+	Actor         string `json:"actor"`
+	At            string `json:"acted_at"`
+	Until         string `json:"until_date"`
+	BreakStatus   string `json:"break_status"`
+	Severity      string `json:"severity"`
+	Currency      string `json:"currency"`
+	Amount        string `json:"amount"`
+	Counterpart   string `json:"counterpart"`
+	Origin        string `json:"origin"`
+	AppliedRun    string `json:"applied_run"`
+	JournalOffset *int64 `json:"journal_offset"`
+	PrevHash      string `json:"prev_hash"`
+	Hash          string `json:"hash"`
+}
 
 // SeenEvents returns which of ids break_events holds already.
 func SeenEvents(ctx context.Context, db execer, ids []string) (map[string]bool, error) {
@@ -183,7 +206,23 @@ func AppendEvents(ctx context.Context, db execer, events []Event) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var added []Event
+	n := 0
+	chunk := make([]eventRow, 0, min(len(events), eventChunk))
+	insert := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		b, err := json.Marshal(chunk)
+		if err != nil {
+			return err
+		}
+		if _, err := db.ExecContext(ctx, insertEvents, string(b)); err != nil {
+			return fmt.Errorf("append events %s (break %s) to %s: %w", chunk[0].ID, chunk[0].BreakID, chunk[len(chunk)-1].ID, err)
+		}
+		n += len(chunk)
+		chunk = chunk[:0]
+		return nil
+	}
 	for _, e := range events {
 		if seen[e.ID] {
 			continue
@@ -194,45 +233,25 @@ func AppendEvents(ctx context.Context, db execer, events []Event) (int, error) {
 		if e.Amount != "" {
 			d, err := decimal.NewFromString(e.Amount)
 			if err != nil {
-				return 0, fmt.Errorf("event %s: amount %q: %w", e.ID, e.Amount, err)
+				return n, fmt.Errorf("event %s: amount %q: %w", e.ID, e.Amount, err)
 			}
 			e.Amount = d.String()
 		}
 		e.Hash = e.ComputeHash()
 		hash = e.Hash
-		added = append(added, e)
-	}
-	for from := 0; from < len(added); from += eventChunk {
-		chunk := added[from:min(from+eventChunk, len(added))]
-		seqs, offsets, ats := make([]int64, len(chunk)), make([]int64, len(chunk)), make([]time.Time, len(chunk))
-		text := make([][]string, 17)
-		for i := range text {
-			text[i] = make([]string, len(chunk))
-		}
-		for k, e := range chunk {
-			seqs[k], ats[k], offsets[k] = e.Seq, e.At, -1
-			if e.JournalOffset != nil {
-				offsets[k] = *e.JournalOffset
-			}
-			for i, v := range []string{e.ID, e.BreakID, e.Action, e.Workflow, e.PrevWorkflow, e.Reason, e.Actor, e.Until,
-				e.BreakStatus, e.Severity, e.Currency, e.Amount, e.Counterpart, e.Origin, e.AppliedRun, e.PrevHash, e.Hash} {
-				text[i][k] = v
+		chunk = append(chunk, eventRow{e.Seq, e.ID, e.BreakID, e.Action, e.Workflow, e.PrevWorkflow, e.Reason, e.Actor,
+			e.At.Format("2006-01-02T15:04:05.000000Z"), e.Until, e.BreakStatus, e.Severity, e.Currency, e.Amount,
+			e.Counterpart, e.Origin, e.AppliedRun, e.JournalOffset, e.PrevHash, e.Hash})
+		if len(chunk) == eventChunk {
+			if err := insert(); err != nil {
+				return n, err
 			}
 		}
-		args := []any{seqs}
-		for _, col := range text[:7] {
-			args = append(args, col)
-		}
-		args = append(args, ats)
-		for _, col := range text[7:15] {
-			args = append(args, col)
-		}
-		args = append(args, offsets, text[15], text[16])
-		if _, err := db.ExecContext(ctx, insertEvents, args...); err != nil {
-			return 0, fmt.Errorf("append events %s (break %s) to %s: %w", chunk[0].ID, chunk[0].BreakID, chunk[len(chunk)-1].ID, err)
-		}
 	}
-	return len(added), nil
+	if err := insert(); err != nil {
+		return n, err
+	}
+	return n, nil
 }
 
 // eventColumns reads break_events into an Event, in this order.

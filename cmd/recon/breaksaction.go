@@ -225,26 +225,14 @@ func pendingEvents(ctx context.Context, dbPath string) (map[string][]rules.Event
 	if err != nil || len(lines) == 0 {
 		return nil, err
 	}
-	applied := map[string]bool{}
+	var applied map[string]bool
 	if _, err := os.Stat(dbPath); err == nil {
 		db, err := pipeline.OpenPublished(dbPath)
 		if err != nil {
 			return nil, err
 		}
 		defer db.Close()
-		rows, err := db.QueryContext(ctx, `SELECT event_id FROM break_events`)
-		if err != nil {
-			return nil, fmt.Errorf("read break_events: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return nil, err
-			}
-			applied[id] = true
-		}
-		if err := rows.Err(); err != nil {
+		if applied, err = pipeline.AppliedLines(ctx, db.DB, lines); err != nil {
 			return nil, err
 		}
 	}
