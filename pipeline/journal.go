@@ -166,9 +166,55 @@ func eachJournalLine(path string, fn func(JournalLine) error) error {
 // JournalName is the archived copy of the journal lines a run applied.
 const JournalName = output.InputsDir + "/journal.jsonl"
 
-// AppliedLines returns the event ids of the journal's valid lines that db's
-// break_events holds already.
-func AppliedLines(ctx context.Context, db *sql.DB, lines []JournalLine) (map[string]bool, error) {
+// journalChunk is how many journal lines a run holds and applies at a time:
+// a bulk action over 600,000 breaks held 700 MB of lines and events.
+var journalChunk = 10_000
+
+// eachJournalChunk calls fn with the lines eachJournalLine reads,
+// journalChunk at a time.
+func eachJournalChunk(path string, fn func([]JournalLine) error) error {
+	lines := make([]JournalLine, 0, journalChunk)
+	err := eachJournalLine(path, func(l JournalLine) error {
+		if lines = append(lines, l); len(lines) < journalChunk {
+			return nil
+		}
+		err := fn(lines)
+		lines = lines[:0]
+		return err
+	})
+	if err != nil || len(lines) == 0 {
+		return err
+	}
+	return fn(lines)
+}
+
+// PendingEvents returns the valid events of the journal at path that db's
+// break_events does not hold (every valid event when db is nil), in journal
+// order.
+func PendingEvents(ctx context.Context, db *sql.DB, path string) ([]rules.Event, error) {
+	var q rules.Querier
+	if db != nil {
+		q = db
+	}
+	var out []rules.Event
+	err := eachJournalChunk(path, func(lines []JournalLine) error {
+		seen, err := seenLines(ctx, q, lines)
+		for _, l := range lines {
+			if l.Err == nil && !seen[l.Event.ID] {
+				out = append(out, l.Event)
+			}
+		}
+		return err
+	})
+	return out, err
+}
+
+// seenLines returns the event ids of the valid lines that db's break_events
+// holds already (none when db is nil).
+func seenLines(ctx context.Context, db rules.Querier, lines []JournalLine) (map[string]bool, error) {
+	if db == nil {
+		return nil, nil
+	}
 	var ids []string
 	for _, l := range lines {
 		if l.Err == nil {
@@ -177,10 +223,6 @@ func AppliedLines(ctx context.Context, db *sql.DB, lines []JournalLine) (map[str
 	}
 	return rules.SeenEvents(ctx, db, ids)
 }
-
-// journalChunk is how many journal lines a run holds and applies at a time:
-// a bulk action over 600,000 breaks held 700 MB of lines and events.
-var journalChunk = 10_000
 
 // applyJournal applies the lines of the journal at path that db has not
 // applied yet (by event_id) into break_events, in one transaction, and
@@ -194,17 +236,13 @@ func applyJournal(ctx context.Context, db *sql.DB, path, runDir, runID string, l
 	defer tx.Rollback()
 	var copied *journalCopy
 	n := 0
-	lines := make([]JournalLine, 0, journalChunk)
-	apply := func() error {
-		var ids []string
+	err = eachJournalChunk(path, func(lines []JournalLine) error {
 		for _, l := range lines {
 			if l.Err != nil {
 				log.Warn("journal line skipped: not a valid event", "journal", path, "offset", l.Offset, "err", l.Err)
-				continue
 			}
-			ids = append(ids, l.Event.ID)
 		}
-		seen, err := rules.SeenEvents(ctx, tx, ids)
+		seen, err := seenLines(ctx, tx, lines)
 		if err != nil {
 			return err
 		}
@@ -227,18 +265,8 @@ func applyJournal(ctx context.Context, db *sql.DB, path, runDir, runID string, l
 		}
 		k, err := rules.AppendEvents(ctx, tx, events)
 		n += k
-		lines = lines[:0]
 		return err
-	}
-	err = eachJournalLine(path, func(l JournalLine) error {
-		if lines = append(lines, l); len(lines) == journalChunk {
-			return apply()
-		}
-		return nil
 	})
-	if err == nil {
-		err = apply()
-	}
 	if copied != nil {
 		if cerr := copied.close(); err == nil && cerr != nil {
 			err = fmt.Errorf("save the journal lines: %w", cerr)

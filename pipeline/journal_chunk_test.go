@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -19,7 +20,8 @@ import (
 // here) in one transaction, with the result of applying it whole: a line
 // already applied, an invalid line and a blank one are skipped, an id given
 // again in a later chunk is added once, a torn last line is left, and the
-// run's copy holds exactly the lines it applied.
+// run's copy holds exactly the lines it applied. PendingEvents reads the
+// same chunks.
 func TestJournalAppliedInChunks(t *testing.T) {
 	prev := journalChunk
 	journalChunk = 3
@@ -60,6 +62,23 @@ func TestJournalAppliedInChunks(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(runDir, output.InputsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	pending := func(db *sql.DB) string {
+		events, err := PendingEvents(t.Context(), db, journal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range events {
+			ids = append(ids, e.ID)
+		}
+		return strings.Join(ids, " ")
+	}
+	if got, want := pending(nil), "a0 a1 a2 a3 a4 a3 a5 a6"; got != want {
+		t.Errorf("pending without a database: %s, want %s", got, want)
+	}
+	if got, want := pending(db), "a1 a2 a3 a4 a3 a5 a6"; got != want {
+		t.Errorf("pending before the run: %s, want %s", got, want)
+	}
 	n, err := applyJournal(t.Context(), db, journal, runDir, "r2", slog.New(slog.DiscardHandler))
 	if err != nil || n != 6 {
 		t.Fatalf("applied %d events, %v; want 6", n, err)
@@ -87,6 +106,9 @@ func TestJournalAppliedInChunks(t *testing.T) {
 	want := "a0 \na1 r2\na2 r2\na3 r2\na4 r2\na5 r2\na6 r2"
 	if strings.Join(got, "\n") != want {
 		t.Errorf("break_events:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+	if got := pending(db); got != "" {
+		t.Errorf("pending after the run: %s", got)
 	}
 	copied, err := os.ReadFile(filepath.Join(runDir, filepath.FromSlash(JournalName)))
 	if err != nil {

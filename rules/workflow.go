@@ -158,8 +158,13 @@ type eventRow struct {
 	Hash          string `json:"hash"`
 }
 
+// Querier is a *sql.Tx, *sql.Conn or *sql.DB.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // SeenEvents returns which of ids break_events holds already.
-func SeenEvents(ctx context.Context, db execer, ids []string) (map[string]bool, error) {
+func SeenEvents(ctx context.Context, db Querier, ids []string) (map[string]bool, error) {
 	seen := map[string]bool{}
 	for from := 0; from < len(ids); from += eventChunk {
 		rows, err := db.QueryContext(ctx, `SELECT event_id FROM break_events WHERE event_id IN (SELECT unnest(?::VARCHAR[]))`,

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/user"
 	"slices"
@@ -221,26 +222,26 @@ func selectBreaks(ctx context.Context, db *pipeline.Snapshot, ids []string, sel 
 // pendingEvents are the journal's valid events not yet in the published
 // file's break_events, by break, in journal order.
 func pendingEvents(ctx context.Context, dbPath string) (map[string][]rules.Event, error) {
-	lines, err := pipeline.ReadJournal(pipeline.JournalPath(dbPath))
-	if err != nil || len(lines) == 0 {
-		return nil, err
+	path := pipeline.JournalPath(dbPath)
+	if fi, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || (err == nil && fi.Size() == 0) {
+		return nil, nil
 	}
-	var applied map[string]bool
+	var published *sql.DB
 	if _, err := os.Stat(dbPath); err == nil {
 		db, err := pipeline.OpenPublished(dbPath)
 		if err != nil {
 			return nil, err
 		}
 		defer db.Close()
-		if applied, err = pipeline.AppliedLines(ctx, db.DB, lines); err != nil {
-			return nil, err
-		}
+		published = db.DB
+	}
+	events, err := pipeline.PendingEvents(ctx, published, path)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string][]rules.Event{}
-	for _, l := range lines {
-		if l.Err == nil && !applied[l.Event.ID] {
-			out[l.Event.BreakID] = append(out[l.Event.BreakID], l.Event)
-		}
+	for _, e := range events {
+		out[e.BreakID] = append(out[e.BreakID], e)
 	}
 	return out, nil
 }
