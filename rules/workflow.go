@@ -134,23 +134,11 @@ const insertEvents = `INSERT INTO break_events
 		"journal_offset": "BIGINT", "prev_hash": "VARCHAR", "hash": "VARCHAR"}]')) AS e)
 	ORDER BY e.seq`
 
-// eventRow is an event as insertEvents reads it.
+// eventRow is an event as insertEvents reads it: its journal line's
+// fields and those the chain gives it.
 type eventRow struct {
+	Event
 	Seq           int64  `json:"seq"`
-	ID            string `json:"event_id"`
-	BreakID       string `json:"break_id"`
-	Action        string `json:"action"`
-	Workflow      string `json:"workflow_status"`
-	PrevWorkflow  string `json:"previous_workflow_status"`
-	Reason        string `json:"reason"`
-	Actor         string `json:"actor"`
-	At            string `json:"acted_at"`
-	Until         string `json:"until_date"`
-	BreakStatus   string `json:"break_status"`
-	Severity      string `json:"severity"`
-	Currency      string `json:"currency"`
-	Amount        string `json:"amount"`
-	Counterpart   string `json:"counterpart"`
 	Origin        string `json:"origin"`
 	AppliedRun    string `json:"applied_run"`
 	JournalOffset *int64 `json:"journal_offset"`
@@ -244,9 +232,7 @@ func AppendEvents(ctx context.Context, db execer, events []Event) (int, error) {
 		}
 		e.Hash = e.ComputeHash()
 		hash = e.Hash
-		chunk = append(chunk, eventRow{e.Seq, e.ID, e.BreakID, e.Action, e.Workflow, e.PrevWorkflow, e.Reason, e.Actor,
-			e.At.Format("2006-01-02T15:04:05.000000Z"), e.Until, e.BreakStatus, e.Severity, e.Currency, e.Amount,
-			e.Counterpart, e.Origin, e.AppliedRun, e.JournalOffset, e.PrevHash, e.Hash})
+		chunk = append(chunk, eventRow{e, e.Seq, e.Origin, e.AppliedRun, e.JournalOffset, e.PrevHash, e.Hash})
 		if len(chunk) == eventChunk {
 			if err := insert(); err != nil {
 				return n, err
