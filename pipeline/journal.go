@@ -307,35 +307,30 @@ func (c *journalCopy) close() error {
 	return err
 }
 
-// appendEvents appends events to break_events in one transaction.
-func appendEvents(ctx context.Context, db *sql.DB, events []rules.Event) (int, error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-	n, err := rules.AppendEvents(ctx, tx, events)
-	if err != nil {
-		return 0, fmt.Errorf("journal: %w", err)
-	}
-	return n, tx.Commit()
-}
-
 // replayJournal applies an archived run's inputs/journal.jsonl, as the run did.
 func replayJournal(ctx context.Context, db *sql.DB, dir, runID string) error {
-	lines, err := ReadJournal(filepath.Join(dir, filepath.FromSlash(JournalName)))
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	var events []rules.Event
-	for _, l := range lines {
-		if l.Err != nil {
-			return fmt.Errorf("%s at offset %d: %w", JournalName, l.Offset, l.Err)
+	defer tx.Rollback()
+	err = eachJournalChunk(filepath.Join(dir, filepath.FromSlash(JournalName)), func(lines []JournalLine) error {
+		events := make([]rules.Event, 0, len(lines))
+		for _, l := range lines {
+			if l.Err != nil {
+				return fmt.Errorf("%s at offset %d: %w", JournalName, l.Offset, l.Err)
+			}
+			e := l.Event
+			e.Origin, e.AppliedRun, e.JournalOffset = rules.OriginJournal, runID, &l.Offset
+			events = append(events, e)
 		}
-		e := l.Event
-		e.Origin, e.AppliedRun, e.JournalOffset = rules.OriginJournal, runID, &l.Offset
-		events = append(events, e)
+		if _, err := rules.AppendEvents(ctx, tx, events); err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	_, err = appendEvents(ctx, db, events)
-	return err
+	return tx.Commit()
 }
