@@ -109,8 +109,8 @@ func (e Event) ComputeHash() string {
 
 // execer is a *sql.Tx, *sql.Conn or *sql.DB.
 type execer interface {
+	Querier
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
