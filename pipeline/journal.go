@@ -191,14 +191,10 @@ func eachJournalChunk(path string, fn func([]JournalLine) error) error {
 // PendingEvents returns the valid events of the journal at path that db's
 // break_events does not hold (every valid event when db is nil), in journal
 // order.
-func PendingEvents(ctx context.Context, db *sql.DB, path string) ([]rules.Event, error) {
-	var q rules.Querier
-	if db != nil {
-		q = db
-	}
+func PendingEvents(ctx context.Context, db rules.Querier, path string) ([]rules.Event, error) {
 	var out []rules.Event
 	err := eachJournalChunk(path, func(lines []JournalLine) error {
-		seen, err := seenLines(ctx, q, lines)
+		seen, err := seenLines(ctx, db, lines)
 		for _, l := range lines {
 			if l.Err == nil && !seen[l.Event.ID] {
 				out = append(out, l.Event)

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"bytes"
-	"database/sql"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -62,7 +61,7 @@ func TestJournalAppliedInChunks(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(runDir, output.InputsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	pending := func(db *sql.DB) string {
+	pending := func(db rules.Querier) string {
 		events, err := PendingEvents(t.Context(), db, journal)
 		if err != nil {
 			t.Fatal(err)

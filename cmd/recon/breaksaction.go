@@ -226,7 +226,7 @@ func pendingEvents(ctx context.Context, dbPath string) (map[string][]rules.Event
 	if fi, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || (err == nil && fi.Size() == 0) {
 		return nil, nil
 	}
-	var published *sql.DB
+	var published rules.Querier // nil: no published file, every valid line is pending
 	if _, err := os.Stat(dbPath); err == nil {
 		db, err := pipeline.OpenPublished(dbPath)
 		if err != nil {
