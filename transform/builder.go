@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // batchRows is the number of rows per Arrow record batch.
@@ -92,7 +91,7 @@ type builder struct {
 func newBuilder(t *Table, flush func(arrow.RecordBatch) error) *builder {
 	s := stageSchema(t)
 	b := &builder{
-		t: t, schema: s, rb: array.NewRecordBuilder(memory.DefaultAllocator, s), flush: flush,
+		t: t, schema: s, rb: array.NewRecordBuilder(buffers, s), flush: flush,
 		vals: make([]value, len(t.Columns)), seen: make([]bool, len(t.Columns)), typed: make([]typed, len(t.Columns)),
 		loaded: map[string]int64{},
 		nbad:   map[string]int64{}, idx: map[string]int{}, fields: map[string]int{},
