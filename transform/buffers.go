@@ -30,6 +30,10 @@ const (
 
 var buffers = &bufferPool{}
 
+// poisonFreed overwrites each buffer freed (set by the package's tests), so
+// a batch read after its release shows as wrong values, not as old ones.
+var poisonFreed bool
+
 func (p *bufferPool) Allocate(size int) []byte {
 	class := max(bits.Len(uint(size-1)), minBufferClass)
 	if size == 0 || class > maxBufferClass {
@@ -70,6 +74,12 @@ func (p *bufferPool) Free(b []byte) {
 	c, ptr := cap(b), unsafe.Pointer(unsafe.SliceData(b))
 	if c < 1<<minBufferClass || c > 1<<maxBufferClass || c&(c-1) != 0 || uintptr(ptr)&(bufferAlign-1) != 0 {
 		return // not a class's buffer: the collector frees it
+	}
+	if poisonFreed {
+		full := unsafe.Slice((*byte)(ptr), c)
+		for i := range full {
+			full[i] = 0xAA
+		}
 	}
 	p.classes[bits.Len(uint(c-1))].Put(ptr)
 }

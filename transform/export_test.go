@@ -1,6 +1,18 @@
 package transform
 
-import "testing"
+import (
+	"flag"
+	"os"
+	"testing"
+)
+
+// TestMain runs the package's tests with every freed Arrow buffer poisoned
+// (poisonFreed); benchmarks run as the loader does.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	poisonFreed = flag.Lookup("test.bench").Value.String() == ""
+	os.Exit(m.Run())
+}
 
 // SetPairPart makes report loads pair their rows in parts of n rows, until
 // the test ends.
