@@ -3,20 +3,18 @@
 package transform_test
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"recon/extract/raw"
-	"recon/extract/sandbox"
+	"recon/internal/bench"
 	reconsql "recon/sql"
 	"recon/transform"
 )
@@ -43,28 +41,8 @@ func BenchmarkReconCSV(b *testing.B) {
 		}
 	}
 	dir := b.TempDir()
-	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
-	w, _ := raw.NewWindow(day, day)
-	sb, err := sandbox.New(sandbox.Config{Seed: 1, Start: day, Days: 1, PaymentsPerDay: payments,
-		Now: func() time.Time { return day.AddDate(0, 0, 5) }})
-	if err != nil {
-		b.Fatal(err)
-	}
+	w, rows := reconReport(b, dir, 1, payments)
 	path := filepath.Join(dir, "reports", "recon.csv")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rows, err := sb.WriteReport(f, raw.ReportRecon, raw.FormatCSV, w)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		b.Fatal(err)
-	}
 	files := []raw.File{{Source: raw.SourceRecon, Format: raw.FormatCSV, Path: "reports/recon.csv",
 		Window: w, Status: raw.StatusReady, ReportID: "bench"}}
 
@@ -176,9 +154,8 @@ func timeLoad(b *testing.B, path string, load func(*sql.DB) (int64, error), want
 	return d
 }
 
-// nativeSQL returns the statements that read the CSV with DuckDB's
-// read_csv, columns typed as in recon_transactions (in header order), into a
-// table of those types.
+// nativeSQL returns make bench's statements for DuckDB's typed read of the
+// CSV at path (bench.NativeCSV).
 func nativeSQL(b *testing.B, path string) (create, insert string) {
 	b.Helper()
 	db, err := reconsql.OpenDB(filepath.Join(b.TempDir(), "types.duckdb"), false)
@@ -186,40 +163,11 @@ func nativeSQL(b *testing.B, path string) (create, insert string) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := reconsql.Migrate(context.Background(), db); err != nil {
-		b.Fatal(err)
+	if _, err = reconsql.Migrate(context.Background(), db); err == nil {
+		create, insert, err = bench.NativeCSV(context.Background(), db, path)
 	}
-	types := map[string]string{}
-	var defs []string
-	rows, err := db.Query(`SELECT column_name, data_type FROM duckdb_columns()
-		WHERE table_name = 'recon_transactions' AND column_name NOT IN ('extra', 'report_id', 'source_file', 'source_line')
-		ORDER BY column_index`)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var c, t string
-		if err := rows.Scan(&c, &t); err != nil {
-			b.Fatal(err)
-		}
-		types[c] = t
-		defs = append(defs, c+" "+t)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	header, err := bufio.NewReader(f).ReadString('\n')
-	if err != nil {
-		b.Fatal(err)
-	}
-	var cols []string
-	for _, h := range strings.Split(strings.TrimSpace(header), ",") {
-		cols = append(cols, fmt.Sprintf("'%s': '%s'", h, types[h]))
-	}
-	return `CREATE TABLE native (` + strings.Join(defs, ", ") + `)`,
-		fmt.Sprintf(`INSERT INTO native BY NAME SELECT * FROM read_csv('%s', header = true, auto_detect = false,
-			delim = ',', quote = '"', escape = '"', columns = {%s})`, path, strings.Join(cols, ", "))
+	return create, insert
 }

@@ -21,29 +21,9 @@ import (
 // handed out again while DuckDB still read it would show as rows that
 // differ.
 func TestBatchesLoadEveryValueWithBuffersReused(t *testing.T) {
-	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
-	w, _ := raw.NewWindow(day, day)
-	sb, err := sandbox.New(sandbox.Config{Seed: 3, Start: day, Days: 1, PaymentsPerDay: 10_000,
-		Now: func() time.Time { return day.AddDate(0, 0, 5) }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
+	w, written := reconReport(t, dir, 3, 10_000)
 	path := filepath.Join(dir, "reports", "recon.csv")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	written, err := sb.WriteReport(f, raw.ReportRecon, raw.FormatCSV, w)
-	if err == nil {
-		err = f.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	if written < 4*8192 {
 		t.Fatalf("the report has %d rows: too few to fill several batches", written)
 	}
@@ -77,4 +57,33 @@ func TestBatchesLoadEveryValueWithBuffersReused(t *testing.T) {
 			t.Errorf("rows loaded by recon and read by read_csv differ, e.g.:\n%s", strings.Join(diff, "\n"))
 		}
 	}
+}
+
+// reconReport writes the RECON CSV of a sandbox day (2026-10-01) of
+// payments to dir/reports/recon.csv and returns its window and rows.
+func reconReport(tb testing.TB, dir string, seed int64, payments int) (raw.Window, int) {
+	tb.Helper()
+	day := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	w, _ := raw.NewWindow(day, day)
+	sb, err := sandbox.New(sandbox.Config{Seed: seed, Start: day, Days: 1, PaymentsPerDay: payments,
+		Now: func() time.Time { return day.AddDate(0, 0, 5) }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(dir, "reports", "recon.csv")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rows, err := sb.WriteReport(f, raw.ReportRecon, raw.FormatCSV, w)
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w, rows
 }
