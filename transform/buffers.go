@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// bufferPool is the Arrow allocator of the record batches recon builds: it
+// bufferPool is the Arrow allocator of a report's record batches (allocator): it
 // allocates as arrow's GoAllocator does (zeroed Go memory aligned to 64
 // bytes), and a buffer freed when its batch is released (by DuckDB, once
 // it has read the batch) is kept for the next batch instead of left to

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // batchRows is the number of rows per Arrow record batch.
@@ -91,7 +92,7 @@ type builder struct {
 func newBuilder(t *Table, flush func(arrow.RecordBatch) error) *builder {
 	s := stageSchema(t)
 	b := &builder{
-		t: t, schema: s, rb: array.NewRecordBuilder(buffers, s), flush: flush,
+		t: t, schema: s, rb: array.NewRecordBuilder(allocator(t), s), flush: flush,
 		vals: make([]value, len(t.Columns)), seen: make([]bool, len(t.Columns)), typed: make([]typed, len(t.Columns)),
 		loaded: map[string]int64{},
 		nbad:   map[string]int64{}, idx: map[string]int{}, fields: map[string]int{},
@@ -101,6 +102,18 @@ func newBuilder(t *Table, flush func(arrow.RecordBatch) error) *builder {
 	}
 	b.data = make([]int, len(s.Fields()))
 	return b
+}
+
+// allocator is where a table's batches take their buffers: a report's
+// from bufferPool (its ingest measured faster), the others' from Go's heap
+// (a 1M day's whole load measured slower with them pooled: the pool's
+// buffers count against the run's Go limit while a payment parse holds
+// most of it; docs/performance.md).
+func allocator(t *Table) memory.Allocator {
+	if t.Prov == ByReport {
+		return buffers
+	}
+	return memory.DefaultAllocator
 }
 
 // field returns the position of the column a received field name maps to.

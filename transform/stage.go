@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
@@ -175,7 +176,7 @@ var filesSchema = arrow.NewSchema([]arrow.Field{
 // of a slice, in order (n), with what source_files records of it, so a
 // slice of many files (liquidations, pages) is recorded in one statement.
 func stageFiles(ctx context.Context, conn *sql.Conn, stats []FileStats) error {
-	rb := array.NewRecordBuilder(buffers, filesSchema)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, filesSchema)
 	defer rb.Release()
 	str := func(i int, s string) {
 		b := rb.Field(i).(*array.StringBuilder)
@@ -228,7 +229,7 @@ var quarantineSchema = arrow.NewSchema([]arrow.Field{
 
 // stageQuarantine creates the temporary table stage_quarantine from rejected rows.
 func stageQuarantine(ctx context.Context, conn *sql.Conn, bad []quarantined) error {
-	rb := array.NewRecordBuilder(buffers, quarantineSchema)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, quarantineSchema)
 	defer rb.Release()
 	opt := func(f int, s string) {
 		sb := rb.Field(f).(*array.StringBuilder)
