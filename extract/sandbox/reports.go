@@ -352,7 +352,8 @@ func (s *Sandbox) downloadFile(w http.ResponseWriter, r *http.Request) {
 // it is generated (chunked, no Content-Length), so a large one starts at
 // once and is never held in memory. With truncated downloads configured, a
 // cut needs a declared length: the first download then counts the bytes in
-// a first pass, and every download sends Content-Length.
+// a first pass, and every download sends Content-Length. With malformed
+// rows configured, that first pass also counts them.
 func (s *Sandbox) serveReport(w http.ResponseWriter, id string) {
 	s.reports.mu.Lock()
 	rp := s.lookup(id)
@@ -374,15 +375,26 @@ func (s *Sandbox) serveReport(w http.ResponseWriter, id string) {
 		return
 	}
 	declare := s.cfg.Faults.Truncate > 0
-	var junk int
-	if declare && !sized {
+	if !sized {
+		// The first download counts the report's bytes and malformed rows
+		// before it sends any: a client can have the whole body, and the
+		// test its injected count, before this handler would reach its end.
 		var c counter
-		var err error
-		if _, junk, err = s.writeReport(&c, cp.typ, cp.format, cp.start, cp.until()); err != nil {
-			s.reportError(w, http.StatusInternalServerError, "RPT_8", "Internal Server Error", err.Error())
-			return
+		var junk int
+		if declare || s.cfg.Faults.MalformedRows > 0 {
+			var err error
+			if _, junk, err = s.writeReport(&c, cp.typ, cp.format, cp.start, cp.until()); err != nil {
+				s.reportError(w, http.StatusInternalServerError, "RPT_8", "Internal Server Error", err.Error())
+				return
+			}
 		}
 		size = c.n
+		s.reports.mu.Lock()
+		if _, again := s.reports.sizes[id]; !again {
+			s.faults.add(faultMalformed, junk)
+			s.reports.sizes[id] = size
+		}
+		s.reports.mu.Unlock()
 	}
 	ext, ctype := "csv", "text/csv; charset=utf-8"
 	if cp.format == raw.FormatJSON {
@@ -394,19 +406,8 @@ func (s *Sandbox) serveReport(w http.ResponseWriter, id string) {
 	}
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", id+"."+ext))
 	bw := bufio.NewWriterSize(w, 64<<10)
-	_, streamed, err := s.writeReport(bw, cp.typ, cp.format, cp.start, cp.until())
-	if err == nil {
-		err = bw.Flush()
-	}
-	if !declare {
-		junk = streamed
-	}
-	// The first whole generation of a report counts its malformed rows.
-	s.reports.mu.Lock()
-	defer s.reports.mu.Unlock()
-	if _, again := s.reports.sizes[id]; !again && !sized && (declare || err == nil) {
-		s.faults.add(faultMalformed, junk)
-		s.reports.sizes[id] = size
+	if _, _, err := s.writeReport(bw, cp.typ, cp.format, cp.start, cp.until()); err == nil {
+		_ = bw.Flush() // a client gone mid-body retries
 	}
 }
 
