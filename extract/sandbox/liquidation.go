@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -263,7 +262,7 @@ func (s *Sandbox) liquidations(from, to time.Time) []*liquidation {
 		}
 		return nil
 	})
-	slices.SortFunc(out, func(a, b *liquidation) int { return cmp.Or(a.created.Compare(b.created), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(out, func(a, b *liquidation) int { return byTimeThenID(a.created, b.created, a.ID, b.ID) })
 	return out
 }
 

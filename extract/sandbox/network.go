@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -345,6 +346,16 @@ func fixed(d decimal.Decimal, places int32) string {
 		}
 	}
 	return string(b)
+}
+
+// byTimeThenID orders by instant, then by id. The id is compared only on a
+// tie: cmp.Or would compare both every time (a fifth of the sorting of a
+// 1M day's statement entries was comparing ids of different instants).
+func byTimeThenID(at1, at2 time.Time, id1, id2 string) int {
+	if c := at1.Compare(at2); c != 0 {
+		return c
+	}
+	return strings.Compare(id1, id2)
 }
 
 var pow10 = func() (p [18]int64) {

@@ -463,7 +463,7 @@ func (s *Sandbox) listPayments(w http.ResponseWriter, r *http.Request) {
 				ps = append(ps, listed{k, rf.at(a), a.PaymentID})
 			}
 		}
-		slices.SortFunc(ps, func(x, y listed) int { return cmp.Or(x.at.Compare(y.at), cmp.Compare(x.id, y.id)) })
+		slices.SortFunc(ps, func(x, y listed) int { return byTimeThenID(x.at, y.at, x.id, y.id) })
 		out := make([]uint64, len(ps))
 		for i, p := range ps {
 			out[i] = p.key
@@ -529,7 +529,7 @@ func (s *Sandbox) listTransfers(w http.ResponseWriter, r *http.Request) {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(i, j int) int {
-		c := cmp.Or(at[i].Compare(at[j]), cmp.Compare(all[i].TransferID, all[j].TransferID))
+		c := byTimeThenID(at[i], at[j], all[i].TransferID, all[j].TransferID)
 		if dir == "DESC" {
 			return -c
 		}

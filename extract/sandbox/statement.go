@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -65,7 +64,7 @@ func (s *Sandbox) entries(a *account, from, to time.Time) []entry {
 			es = append(es, e)
 		}
 	}
-	slices.SortFunc(es, func(x, y entry) int { return cmp.Or(x.at.Compare(y.at), cmp.Compare(x.id, y.id)) })
+	slices.SortFunc(es, func(x, y entry) int { return byTimeThenID(x.at, y.at, x.id, y.id) })
 	return es
 }
 

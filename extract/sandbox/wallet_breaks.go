@@ -66,7 +66,7 @@ func (s *Sandbox) generateWallets() {
 		decoys = s.injectWalletBreaks(ws)
 	}
 	for _, w := range ws {
-		slices.SortFunc(w.txs, func(a, b *walletTx) int { return cmp.Or(a.created.Compare(b.created), cmp.Compare(a.id, b.id)) })
+		slices.SortFunc(w.txs, func(a, b *walletTx) int { return byTimeThenID(a.created, b.created, a.id, b.id) })
 	}
 	s.wallet.wallets = ws
 	s.walletTruth(decoys)
