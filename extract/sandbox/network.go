@@ -349,8 +349,8 @@ func fixed(d decimal.Decimal, places int32) string {
 }
 
 // byTimeThenID orders by instant, then by id. The id is compared only on a
-// tie: cmp.Or would compare both every time (a fifth of the sorting of a
-// 1M day's statement entries was comparing ids of different instants).
+// tie: cmp.Or compares both every time, and comparing the ids of entries at
+// different instants was most of the time spent sorting a 1M day's statement.
 func byTimeThenID(at1, at2 time.Time, id1, id2 string) int {
 	if c := at1.Compare(at2); c != 0 {
 		return c
