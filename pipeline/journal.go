@@ -24,7 +24,7 @@ import (
 // The journal is how a person's workflow action (recon breaks ack, explain,
 // writeoff, reopen) reaches the warehouse without waiting on a run or on an
 // analyst: the command appends the event as one JSON line to <db>.journal
-// (under <db>.journal.lock, held for one write and fsync), and every run
+// (under <db>.journal.lock, held while it writes and syncs), and every run
 // applies the lines it has not applied yet into break_events inside its
 // working copy, before the rules, and archives them as inputs/journal.jsonl.
 // A run that fails publishes nothing, so its lines are applied by the next
@@ -45,19 +45,17 @@ type JournalLine struct {
 }
 
 // AppendJournal appends events to the journal at path, one JSON line each,
-// in one write, and syncs the file. A line torn by a crash of an earlier
-// append is closed by a newline first, so it stays one unreadable line.
+// and syncs the file. Every event is checked before anything is written; the
+// lines are then streamed through a buffer (a bulk action's 600,000 lines
+// built whole took 300 MB and more). A reader meanwhile sees complete lines
+// only, and takes a last line without its newline for one being written. A
+// line torn by a crash of an earlier append is closed by a newline first,
+// so it stays one unreadable line.
 func AppendJournal(ctx context.Context, path string, events []rules.Event) error {
-	var buf bytes.Buffer
 	for _, e := range events {
 		if err := checkEvent(e); err != nil {
 			return err
 		}
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		buf.Write(append(b, '\n'))
 	}
 	lctx, cancel := context.WithTimeout(ctx, journalLockWait)
 	defer cancel()
@@ -72,14 +70,20 @@ func AppendJournal(ctx context.Context, path string, events []rules.Event) error
 		return fmt.Errorf("open journal: %w", err)
 	}
 	defer f.Close()
-	data := buf.Bytes()
+	w := bufio.NewWriterSize(f, 1<<20)
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
 		last := make([]byte, 1)
 		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
-			data = append([]byte{'\n'}, data...)
+			w.WriteByte('\n')
 		}
 	}
-	if _, err := f.Write(data); err != nil {
+	enc := json.NewEncoder(w) // json.Marshal's bytes and a newline
+	for _, e := range events {
+		if err := enc.Encode(e); err != nil {
+			return fmt.Errorf("append to %s: %w", path, err)
+		}
+	}
+	if err := w.Flush(); err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {

@@ -77,7 +77,7 @@ type Candidate struct {
 // status. Without ids, a selection picks unresolved breaks and closed ones.
 func (l Ledger) Candidates(ctx context.Context, f BreakFilter, ids []string, olderThan int) ([]Candidate, error) {
 	q := `SELECT b.break_id, b.rule_id, b.status, b.severity, coalesce(b.currency, ''), coalesce(CAST(b.difference AS VARCHAR), ''),
-			coalesce(b.account, ''), coalesce(w.workflow_status, 'open')
+			coalesce(b.account, ''), coalesce(w.workflow_status, 'open'), count(*) OVER ()
 		FROM breaks b LEFT JOIN break_workflow w USING (break_id) WHERE true`
 	var args []any
 	q, args = whereIn(q, args, "b.break_id", ids)
@@ -98,9 +98,13 @@ func (l Ledger) Candidates(ctx context.Context, f BreakFilter, ids []string, old
 	var out []Candidate
 	for rows.Next() {
 		var c Candidate
+		var n int
 		if err := rows.Scan(&c.BreakID, &c.Rule, &c.BreakStatus, &c.Severity, &c.Currency, &c.Amount, &c.Counterpart,
-			&c.PrevWorkflow); err != nil {
+			&c.PrevWorkflow, &n); err != nil {
 			return nil, err
+		}
+		if out == nil { // sized once: a bulk action reads hundreds of thousands
+			out = make([]Candidate, 0, n)
 		}
 		if d, err := decimal.NewFromString(c.Amount); err == nil {
 			c.Amount = d.String()

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/google/uuid"
@@ -123,14 +122,6 @@ func (s *selection) check(ids []string) error {
 	return nil
 }
 
-// candidate is a break an action may apply to, as the published file and
-// the pending journal lines show it.
-type candidate struct {
-	rules.Event
-	rule string
-	skip error
-}
-
 // breaksAction selects the breaks, checks the action against each one's
 // workflow status (published, then pending journal lines), and journals it.
 func (a *app) breaksAction(cmd *cobra.Command, action string, ids []string, sel selection, base rules.Event, dryRun bool) error {
@@ -149,19 +140,28 @@ func (a *app) breaksAction(cmd *cobra.Command, action string, ids []string, sel 
 	if err != nil {
 		return err
 	}
+	// A bulk action can name hundreds of thousands of breaks: the events are
+	// made once, journalled and dropped before the table is printed.
+	skips := make([]error, len(cands))
 	var events []rules.Event
+	if !dryRun {
+		events = make([]rules.Event, 0, len(cands))
+	}
+	changed := 0
 	for i := range cands {
 		c := &cands[i]
 		if p, ok := pending[c.BreakID]; ok {
 			c.PrevWorkflow = p[len(p)-1].Workflow
 		}
-		if c.skip = rules.Allowed(action, c.PrevWorkflow, c.BreakStatus); c.skip != nil {
+		if skips[i] = rules.Allowed(action, c.PrevWorkflow, c.BreakStatus); skips[i] != nil {
+			continue
+		}
+		if changed++; dryRun {
 			continue
 		}
 		e := c.Event
 		e.ID, e.Action, e.Workflow = uuid.NewString(), action, rules.Actions[action]
 		e.Reason, e.Actor, e.At, e.Until = base.Reason, base.Actor, base.At, base.Until
-		c.Event = e
 		events = append(events, e)
 	}
 	verb := "journalled"
@@ -171,15 +171,16 @@ func (a *app) breaksAction(cmd *cobra.Command, action string, ids []string, sel 
 		if err := pipeline.AppendJournal(ctx, pipeline.JournalPath(dbPath), events); err != nil {
 			return err
 		}
+		events = nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	tw := newAligned(a.stdout)
 	fmt.Fprintln(tw, "BREAK_ID\tRULE\tSEVERITY\tSTATUS\tAMOUNT\tWORKFLOW\tRESULT")
-	for _, c := range cands {
+	for i, c := range cands {
 		res := verb + ": " + c.PrevWorkflow + " -> " + rules.Actions[action]
-		if c.skip != nil {
-			res = "skipped: " + c.skip.Error()
+		if skips[i] != nil {
+			res = "skipped: " + skips[i].Error()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\n", c.BreakID, c.rule, c.Severity, c.BreakStatus, c.Amount, c.Currency,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\n", c.BreakID, c.Rule, c.Severity, c.BreakStatus, c.Amount, c.Currency,
 			c.PrevWorkflow, res)
 	}
 	tw.Flush()
@@ -187,9 +188,9 @@ func (a *app) breaksAction(cmd *cobra.Command, action string, ids []string, sel 
 	case len(cands) == 0:
 		fmt.Fprintln(a.stdout, "no break matches the selection")
 	case dryRun:
-		fmt.Fprintf(a.stdout, "dry run: %d of %d breaks would change; nothing journalled\n", len(events), len(cands))
+		fmt.Fprintf(a.stdout, "dry run: %d of %d breaks would change; nothing journalled\n", changed, len(cands))
 	default:
-		fmt.Fprintf(a.stdout, "%d events journalled in %s by %s; the next run applies them\n", len(events),
+		fmt.Fprintf(a.stdout, "%d events journalled in %s by %s; the next run applies them\n", changed,
 			pipeline.JournalPath(dbPath), base.Actor)
 	}
 	return nil
@@ -197,26 +198,28 @@ func (a *app) breaksAction(cmd *cobra.Command, action string, ids []string, sel 
 
 // selectBreaks reads the breaks named or selected, with their workflow
 // status and the snapshot an event records. Unknown ids are a usage error.
-func selectBreaks(ctx context.Context, db *pipeline.Snapshot, ids []string, sel selection) ([]candidate, error) {
+func selectBreaks(ctx context.Context, db *pipeline.Snapshot, ids []string, sel selection) ([]pipeline.Candidate, error) {
 	found, err := pipeline.Ledger{DB: db.DB}.Candidates(ctx, pipeline.BreakFilter{Rules: sel.rules, Severities: sel.severities}, ids, sel.days)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]candidate, len(found))
-	for i, c := range found {
-		out[i] = candidate{Event: c.Event, rule: c.Rule}
-	}
 	var unknown []string
-	for _, id := range ids {
-		if !slices.ContainsFunc(out, func(c candidate) bool { return c.BreakID == id }) {
-			unknown = append(unknown, id)
+	if len(ids) > 0 {
+		named := make(map[string]bool, len(found))
+		for _, c := range found {
+			named[c.BreakID] = true
+		}
+		for _, id := range ids {
+			if !named[id] {
+				unknown = append(unknown, id)
+			}
 		}
 	}
 	if len(unknown) > 0 {
 		return nil, usageErr("no break %s in the published database (or not matching the selection); nothing journalled",
 			strings.Join(unknown, ", "))
 	}
-	return out, nil
+	return found, nil
 }
 
 // pendingEvents are the journal's valid events not yet in the published

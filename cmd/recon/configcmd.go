@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -47,7 +46,7 @@ no problem, 2 otherwise.`,
 			if a.file.path != "" {
 				fmt.Fprintf(a.stdout, "config file: %s\n", a.file.path)
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			tw := newAligned(a.stdout)
 			fmt.Fprintln(tw, "SETTING\tVALUE\tFROM")
 			for _, v := range values {
 				shown := v.val

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -66,7 +65,7 @@ checked against its manifest.`,
 			if len(d.Rows) == 0 {
 				return nil
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			tw := newAligned(a.stdout)
 			fmt.Fprintln(tw, strings.Join(d.Columns[:len(d.Columns)-1], "\t"))
 			for _, r := range d.Rows {
 				fmt.Fprintln(tw, strings.Join(r[:len(r)-1], "\t"))

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -175,7 +174,7 @@ func printPlan(w io.Writer, cfg pipeline.Config, p *pipeline.Plan) {
 	fmt.Fprintf(w, "  reconcile %s (%d days); statements over %s\n", p.Reports, p.Reports.Days(), p.Statements)
 	chunks := map[string]int{}
 	var types []string
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newAligned(w)
 	for _, c := range p.Calls {
 		what := c.What
 		switch {
