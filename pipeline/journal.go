@@ -49,6 +49,7 @@ type JournalLine struct {
 // lines are then streamed through a buffer (a bulk action's 600,000 lines
 // built whole took 300 MB and more). A reader meanwhile sees complete lines
 // only, and takes a last line without its newline for one being written. A
+// write that fails part way leaves the lines before it, as a crash would. A
 // line torn by a crash of an earlier append is closed by a newline first,
 // so it stays one unreadable line.
 func AppendJournal(ctx context.Context, path string, events []rules.Event) error {
