@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"strings"
 	"time"
@@ -24,12 +25,50 @@ import (
 // file opened read-only (OpenPublished).
 type Ledger struct{ DB *sql.DB }
 
-// Listing is a query's result as text: column names and rows of cells, a
-// nil cell for NULL; amounts stay exact decimal text.
+// Listing is a query's result as text, read a row at a time: column names
+// and rows of cells, a nil cell for NULL; amounts stay exact decimal text.
+// A listing of every break can be hundreds of thousands of rows: the
+// caller holds what it needs. Close it.
 type Listing struct {
 	Cols []string
-	Rows [][]*string
+	rows *sql.Rows
+	err  error
 }
+
+// Rows yields the rows in order, each a new slice; a read error ends them,
+// and Err returns it.
+func (t *Listing) Rows() iter.Seq[[]*string] {
+	return func(yield func([]*string) bool) {
+		vals := make([]sql.NullString, len(t.Cols))
+		ptrs := make([]any, len(t.Cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for t.rows.Next() {
+			if err := t.rows.Scan(ptrs...); err != nil {
+				t.err = err
+				return
+			}
+			row := make([]*string, len(vals))
+			for i, v := range vals {
+				if v.Valid {
+					cell := v.String
+					row[i] = &cell
+				}
+			}
+			if !yield(row) {
+				return
+			}
+		}
+		t.err = t.rows.Err()
+	}
+}
+
+// Err is the error that ended Rows, if any.
+func (t *Listing) Err() error { return t.err }
+
+// Close releases the query's result.
+func (t *Listing) Close() error { return t.rows.Close() }
 
 // BreakFilter selects breaks; empty lists select all.
 type BreakFilter struct {
@@ -41,7 +80,7 @@ type BreakFilter struct {
 }
 
 // Breaks lists the breaks f selects, most severe first.
-func (l Ledger) Breaks(ctx context.Context, f BreakFilter) (Listing, error) {
+func (l Ledger) Breaks(ctx context.Context, f BreakFilter) (*Listing, error) {
 	cols := `break_id, rule_id, severity, status, CAST(event_date AS VARCHAR) AS event_date,
 				CAST(age_days AS VARCHAR) AS age_days, payment_id, account, currency, CAST(difference AS VARCHAR) AS difference,
 				coalesce(w.workflow_status, 'open') AS workflow_status, w.last_reason, w.last_by`
@@ -60,7 +99,7 @@ func (l Ledger) Breaks(ctx context.Context, f BreakFilter) (Listing, error) {
 	q, args = whereIn(q, args, "coalesce(w.workflow_status, 'open')", f.Workflows)
 	t, err := l.list(ctx, q+` ORDER BY severity, rule_id, event_date, break_id`, args...)
 	if err != nil {
-		return t, fmt.Errorf("read breaks: %w", err)
+		return nil, fmt.Errorf("read breaks: %w", err)
 	}
 	return t, nil
 }
@@ -126,48 +165,31 @@ func whereIn(q string, args []any, col string, vals []string) (string, []any) {
 }
 
 // Runs lists the newest limit runs of the ledger, newest first.
-func (l Ledger) Runs(ctx context.Context, limit int) (Listing, error) {
+func (l Ledger) Runs(ctx context.Context, limit int) (*Listing, error) {
 	t, err := l.list(ctx, `SELECT run_id, CAST(window_from AS VARCHAR) AS window_from,
 				CAST(window_to AS VARCHAR) AS window_to, strftime(started_at, '%Y-%m-%dT%H:%M:%SZ') AS started_at,
 				CAST(round(epoch(finished_at) - epoch(started_at)) AS BIGINT)::VARCHAR AS seconds, verdict,
 				CAST(breaks_open AS VARCHAR) AS open_breaks, nullif(array_to_string(reasons, '; '), '') AS reasons, archive_url
 				FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?`, limit)
 	if err != nil {
-		return t, fmt.Errorf("read runs: %w", err)
+		return nil, fmt.Errorf("read runs: %w", err)
 	}
 	return t, nil
 }
 
-// list reads every row of a query whose columns are all VARCHAR.
-func (l Ledger) list(ctx context.Context, q string, args ...any) (Listing, error) {
+// list runs a query whose columns are all VARCHAR, for its rows to be read
+// one at a time.
+func (l Ledger) list(ctx context.Context, q string, args ...any) (*Listing, error) {
 	rows, err := l.DB.QueryContext(ctx, q, args...)
 	if err != nil {
-		return Listing{}, err
+		return nil, err
 	}
-	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return Listing{}, err
+		rows.Close()
+		return nil, err
 	}
-	t := Listing{Cols: cols}
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return t, err
-		}
-		row := make([]*string, len(cols))
-		for i, v := range vals {
-			if v.Valid {
-				row[i] = &v.String
-			}
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t, rows.Err()
+	return &Listing{Cols: cols, rows: rows}, nil
 }
 
 // OpenBreaks counts the open breaks of the days of w (not resolved, not

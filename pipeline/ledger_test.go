@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,26 +48,42 @@ func TestLedger(t *testing.T) {
 		t.Errorf("ArchivePending = %v, %v", ids, err)
 	}
 
-	runs, err := l.Runs(ctx, 5)
-	if err != nil || len(runs.Rows) != 1 || *runs.Rows[0][0] != res.RunID || runs.Cols[5] != "verdict" || *runs.Rows[0][5] != output.Complete {
-		t.Errorf("Runs = %+v, %v", runs, err)
+	runs, cols := listed(t)(l.Runs(ctx, 5))
+	if len(runs) != 1 || *runs[0][0] != res.RunID || cols[5] != "verdict" || *runs[0][5] != output.Complete {
+		t.Errorf("Runs = %v %v", cols, runs)
 	}
 	var open int64
 	for _, c := range mustOpenByRule(t, l) {
 		open += c.Open
 	}
-	all, err := l.Breaks(ctx, pipeline.BreakFilter{Open: true, All: true})
-	if err != nil || int64(len(all.Rows)) != open || len(all.Cols) != 23 { // with workflow_status, last_reason, last_by
-		t.Errorf("Breaks(open, all columns): %d rows, %d columns, %v; %d open by rule", len(all.Rows), len(all.Cols), err, open)
+	all, cols := listed(t)(l.Breaks(ctx, pipeline.BreakFilter{Open: true, All: true}))
+	if int64(len(all)) != open || len(cols) != 23 { // with workflow_status, last_reason, last_by
+		t.Errorf("Breaks(open, all columns): %d rows, %d columns; %d open by rule", len(all), len(cols), open)
 	}
-	p2, err := l.Breaks(ctx, pipeline.BreakFilter{Open: true, Severities: []string{"P2"}, Rules: []string{"ops_missing_in_recon"}})
-	if err != nil || len(p2.Rows) == 0 || len(p2.Cols) != 13 {
-		t.Fatalf("Breaks(P2 ops_missing_in_recon): %+v, %v", p2, err)
+	p2, cols := listed(t)(l.Breaks(ctx, pipeline.BreakFilter{Open: true, Severities: []string{"P2"}, Rules: []string{"ops_missing_in_recon"}}))
+	if len(p2) == 0 || len(cols) != 13 {
+		t.Fatalf("Breaks(P2 ops_missing_in_recon): %v %v", cols, p2)
 	}
-	for _, r := range p2.Rows {
+	for _, r := range p2 {
 		if *r[1] != "ops_missing_in_recon" || *r[2] != "P2" {
 			t.Errorf("filtered break %v", r)
 		}
+	}
+}
+
+// listed reads a listing whole: its rows and columns.
+func listed(t *testing.T) func(*pipeline.Listing, error) ([][]*string, []string) {
+	return func(l *pipeline.Listing, err error) ([][]*string, []string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		rows := slices.Collect(l.Rows())
+		if err := l.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return rows, l.Cols
 	}
 }
 

@@ -61,11 +61,12 @@ written off.`,
 			if err != nil {
 				return err
 			}
-			t := table{cols: l.Cols, rows: l.Rows}
+			defer l.Close()
+			t := table{cols: l.Cols, rows: l.Rows()}
 			if err := a.addPending(cmd, &t); err != nil {
 				return err
 			}
-			if err := t.write(a.stdout, format); err != nil {
+			if err := errors.Join(t.write(a.stdout, format), l.Err()); err != nil {
 				return err
 			}
 			return a.notePending(cmd)
@@ -92,19 +93,24 @@ func (a *app) addPending(cmd *cobra.Command, t *table) error {
 		return err
 	}
 	t.cols = append(t.cols, "pending")
-	for i, r := range t.rows {
-		var cell *string
-		if r[0] != nil {
-			var parts []string
-			for _, e := range pending[*r[0]] {
-				parts = append(parts, fmt.Sprintf("%s by %s at %s: %s", e.Action, e.Actor, e.At.UTC().Format(time.RFC3339), e.Reason))
+	rows := t.rows
+	t.rows = func(yield func([]*string) bool) {
+		for r := range rows {
+			var cell *string
+			if r[0] != nil {
+				var parts []string
+				for _, e := range pending[*r[0]] {
+					parts = append(parts, fmt.Sprintf("%s by %s at %s: %s", e.Action, e.Actor, e.At.UTC().Format(time.RFC3339), e.Reason))
+				}
+				if len(parts) > 0 {
+					s := strings.Join(parts, "; ")
+					cell = &s
+				}
 			}
-			if len(parts) > 0 {
-				s := strings.Join(parts, "; ")
-				cell = &s
+			if !yield(append(r, cell)) {
+				return
 			}
 		}
-		t.rows[i] = append(r, cell)
 	}
 	return nil
 }

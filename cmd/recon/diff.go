@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -50,14 +51,15 @@ checked against its manifest.`,
 				return err
 			}
 			if format == "csv" {
-				t := table{cols: d.Columns}
+				var rows [][]*string
 				for _, r := range d.Rows {
 					row := make([]*string, len(r))
 					for i := range r {
 						row[i] = &r[i]
 					}
-					t.rows = append(t.rows, row)
+					rows = append(rows, row)
 				}
+				t := table{cols: d.Columns, rows: slices.Values(rows)}
 				return t.write(a.stdout, format)
 			}
 			fmt.Fprintf(a.stdout, "A %s (%s)  B %s (%s)  compared over %s\n", runs[0], d.A.Run.Window, runs[1], d.B.Run.Window, d.Overlap)

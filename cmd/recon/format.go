@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -19,9 +20,11 @@ import (
 var formats = []string{"table", "csv", "json"}
 
 // table is a listing: column names and rows of text, a nil cell for NULL.
+// The rows are read as they are written (a listing of every break is
+// never held whole, but for the aligned table).
 type table struct {
 	cols []string
-	rows [][]*string
+	rows iter.Seq[[]*string]
 }
 
 // aligned prints a table: cells separated by tabs, columns aligned two
@@ -50,7 +53,7 @@ func (t table) write(w io.Writer, format string) error {
 	case "table":
 		tw := newAligned(w)
 		fmt.Fprintln(tw, strings.ToUpper(strings.Join(t.cols, "\t")))
-		for _, r := range t.rows {
+		for r := range t.rows {
 			cells := make([]string, len(r))
 			for i, c := range r {
 				if c != nil {
@@ -64,7 +67,7 @@ func (t table) write(w io.Writer, format string) error {
 		cw := csv.NewWriter(w)
 		cw.UseCRLF = true
 		cw.Write(t.cols)
-		for _, r := range t.rows {
+		for r := range t.rows {
 			cells := make([]string, len(r))
 			for i, c := range r {
 				if c != nil {
@@ -85,11 +88,6 @@ func (t table) write(w io.Writer, format string) error {
 // a []map[string]*string (keys sorted, HTML escaped, NULL as null), one row
 // at a time: a map a row took 5.9 GB for a listing of 600,000 breaks.
 func (t table) writeJSON(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	if len(t.rows) == 0 {
-		bw.WriteString("[]\n")
-		return bw.Flush()
-	}
 	// a map holds one value per key, the last column's
 	last := map[string]int{}
 	for i, c := range t.cols {
@@ -104,35 +102,41 @@ func (t table) writeJSON(w io.Writer) error {
 		}
 		names[k] = b
 	}
-	bw.WriteString("[\n")
-	for r, row := range t.rows {
+	bw := bufio.NewWriter(w)
+	n := 0
+	for row := range t.rows {
+		if n++; n == 1 {
+			bw.WriteString("[\n")
+		} else {
+			bw.WriteString(",\n")
+		}
 		if len(keys) == 0 {
 			bw.WriteString("  {}")
-		} else {
-			bw.WriteString("  {\n")
-			for k, c := range keys {
-				bw.WriteString("    ")
-				bw.Write(names[k])
-				bw.WriteString(": ")
-				if v := row[last[c]]; v == nil {
-					bw.WriteString("null")
-				} else if b, err := json.Marshal(*v); err != nil {
-					return err
-				} else {
-					bw.Write(b)
-				}
-				if k < len(keys)-1 {
-					bw.WriteByte(',')
-				}
-				bw.WriteByte('\n')
+			continue
+		}
+		bw.WriteString("  {\n")
+		for k, c := range keys {
+			bw.WriteString("    ")
+			bw.Write(names[k])
+			bw.WriteString(": ")
+			if v := row[last[c]]; v == nil {
+				bw.WriteString("null")
+			} else if b, err := json.Marshal(*v); err != nil {
+				return err
+			} else {
+				bw.Write(b)
 			}
-			bw.WriteString("  }")
+			if k < len(keys)-1 {
+				bw.WriteByte(',')
+			}
+			bw.WriteByte('\n')
 		}
-		if r < len(t.rows)-1 {
-			bw.WriteByte(',')
-		}
-		bw.WriteByte('\n')
+		bw.WriteString("  }")
 	}
-	bw.WriteString("]\n")
+	if n == 0 {
+		bw.WriteString("[]\n")
+	} else {
+		bw.WriteString("\n]\n")
+	}
 	return bw.Flush()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -12,23 +13,25 @@ func TestTableJSONAsEncoder(t *testing.T) {
 	s := func(v string) *string { return &v }
 	tests := []struct {
 		name string
-		t    table
+		cols []string
+		rows [][]*string
 	}{
-		{"no rows", table{cols: []string{"a", "b"}}},
-		{"null and text", table{cols: []string{"b", "a"}, rows: [][]*string{{s("x"), nil}, {nil, s("")}}}},
-		{"escapes", table{cols: []string{"detail", "amount"}, rows: [][]*string{
+		{"no rows", []string{"a", "b"}, nil},
+		{"one row", []string{"a"}, [][]*string{{s("x")}}},
+		{"null and text", []string{"b", "a"}, [][]*string{{s("x"), nil}, {nil, s("")}}},
+		{"escapes", []string{"detail", "amount"}, [][]*string{
 			{s(`<a href="x">&</a> \ "q"` + "\n\t\x01\u2028"), s("-0.000000000001")},
 			{s("\xff invalid utf-8, ünïcode"), s("12")},
-		}}},
-		{"a column named twice keeps the last", table{cols: []string{"k", "k", "j"}, rows: [][]*string{{s("1"), s("2"), s("3")}}}},
-		{"no columns", table{rows: [][]*string{{}, {}}}},
-		{"key order is byte order", table{cols: []string{"b_x", "B", "a", "_z", "é"}, rows: [][]*string{{s("1"), s("2"), s("3"), s("4"), s("5")}}}},
+		}},
+		{"a column named twice keeps the last", []string{"k", "k", "j"}, [][]*string{{s("1"), s("2"), s("3")}}},
+		{"no columns", nil, [][]*string{{}, {}}},
+		{"key order is byte order", []string{"b_x", "B", "a", "_z", "é"}, [][]*string{{s("1"), s("2"), s("3"), s("4"), s("5")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want := encoderJSON(t, tt.t)
+			want := encoderJSON(t, tt.cols, tt.rows)
 			var got bytes.Buffer
-			if err := tt.t.write(&got, "json"); err != nil {
+			if err := (table{cols: tt.cols, rows: slices.Values(tt.rows)}).write(&got, "json"); err != nil {
 				t.Fatal(err)
 			}
 			if got.String() != want {
@@ -40,12 +43,12 @@ func TestTableJSONAsEncoder(t *testing.T) {
 
 // encoderJSON is how a listing's JSON was written before it was streamed:
 // every row a map, one indented encoding.
-func encoderJSON(t *testing.T, tb table) string {
-	out := make([]map[string]*string, len(tb.rows))
-	for i, r := range tb.rows {
+func encoderJSON(t *testing.T, cols []string, rows [][]*string) string {
+	out := make([]map[string]*string, len(rows))
+	for i, r := range rows {
 		out[i] = make(map[string]*string, len(r))
 		for j, c := range r {
-			out[i][tb.cols[j]] = c
+			out[i][cols[j]] = c
 		}
 	}
 	var b bytes.Buffer

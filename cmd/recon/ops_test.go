@@ -569,7 +569,7 @@ func TestCSVOutputNeutralisesFormulas(t *testing.T) {
 	var buf bytes.Buffer
 	cells := []string{"=1+1", "-12.50", "@SUM(A1)", "+33", "plain"}
 	tb := table{cols: []string{"a", "b", "c", "d", "e"}}
-	tb.rows = [][]*string{{&cells[0], &cells[1], &cells[2], &cells[3], &cells[4]}}
+	tb.rows = slices.Values([][]*string{{&cells[0], &cells[1], &cells[2], &cells[3], &cells[4]}})
 	if err := tb.write(&buf, "csv"); err != nil {
 		t.Fatal(err)
 	}

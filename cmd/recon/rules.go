@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,7 +42,7 @@ Every rule file is checked first; a broken one is reported with its file and lin
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			t := table{cols: []string{"rule_id", "severity", "params", "file", "description"}}
+			var rows [][]*string
 			for _, r := range catalogue {
 				var params []string
 				for _, p := range r.Params {
@@ -51,8 +52,9 @@ Every rule file is checked first; a broken one is reported with its file and lin
 					}
 					params = append(params, p.Name+"="+v+mark)
 				}
-				t.rows = append(t.rows, []*string{&r.ID, &r.Severity, ptr(strings.Join(params, " ")), &r.File, &r.Description})
+				rows = append(rows, []*string{&r.ID, &r.Severity, ptr(strings.Join(params, " ")), &r.File, &r.Description})
 			}
+			t := table{cols: []string{"rule_id", "severity", "params", "file", "description"}, rows: slices.Values(rows)}
 			return t.write(a.stdout, format)
 		},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"github.com/spf13/cobra"
 
 	"recon/pipeline"
@@ -36,8 +37,9 @@ deadline (--run-timeout) is listed as incomplete, its data unpublished.`,
 			if err != nil {
 				return err
 			}
-			t := table{cols: l.Cols, rows: l.Rows}
-			return t.write(a.stdout, format)
+			defer l.Close()
+			t := table{cols: l.Cols, rows: l.Rows()}
+			return errors.Join(t.write(a.stdout, format), l.Err())
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 30, "how many runs")
