@@ -84,9 +84,10 @@ func (t table) write(w io.Writer, format string) error {
 	return usageErr("--format %q: want table, csv or json", format)
 }
 
-// writeJSON writes t as a json.Encoder indenting by two spaces writes it as
-// a []map[string]*string (keys sorted, HTML escaped, NULL as null), one row
-// at a time: a map a row took 5.9 GB for a listing of 600,000 breaks.
+// writeJSON writes t's rows one at a time, with the bytes a json.Encoder
+// indenting by two spaces gives for them as a []map[string]*string (keys
+// sorted, HTML escaped, NULL as null): a map a row, encoded whole, took
+// 5.9 GB for a listing of 600,000 breaks.
 func (t table) writeJSON(w io.Writer) error {
 	// a map holds one value per key, the last column's
 	last := map[string]int{}
