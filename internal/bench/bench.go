@@ -305,14 +305,17 @@ func runEndToEnd(ctx context.Context, cfg Config, srv *sandbox.Served, w raw.Win
 	return out, nil
 }
 
-// runEnv is the environment of `recon run` against srv, its database,
-// archive and work folder under root.
+// runEnv is the environment of `recon run` against srv (nil for `recon
+// replay`), its database, archive and work folder under root.
 func runEnv(srv *sandbox.Served, root string) []string {
 	env := append(os.Environ(),
 		"RECON_DB="+filepath.Join(root, "recon.duckdb"),
 		"RECON_ARCHIVE_URL="+filepath.Join(root, "archive"),
 		"RECON_WORK_DIR="+filepath.Join(root, "work"),
 		"RECON_LOG_FORMAT=json", "RECON_CONFIG=")
+	if srv == nil {
+		return env
+	}
 	for _, kv := range srv.Env() {
 		env = append(env, kv[0]+"="+kv[1])
 	}

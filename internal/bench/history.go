@@ -27,6 +27,18 @@ type History struct {
 	BytesRatio          float64 `json:"archive_bytes_ratio"`
 	SecondsRatio        float64 `json:"seconds_ratio"`
 	ArchiveSecondsRatio float64 `json:"archive_seconds_ratio"`
+	// Replay is `recon replay` of the last night, from the archive the
+	// nights shared.
+	Replay *HistoryReplay `json:"replay,omitempty"`
+}
+
+// HistoryReplay is the replay of one night of the history.
+type HistoryReplay struct {
+	Night      int     `json:"night"`
+	RunID      string  `json:"run_id"`
+	Identical  bool    `json:"identical"` // recon replay exited 0: the break files are byte-identical
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpu_seconds"`
 }
 
 // HistoryRun is one nightly run of the history.
@@ -115,7 +127,44 @@ func runHistory(ctx context.Context, cfg Config) (*History, error) {
 		}
 		h.Runs = append(h.Runs, r)
 	}
-	return h, nil
+	if len(h.Runs) == 0 {
+		return h, nil
+	}
+	h.Replay, err = replayLast(ctx, cfg, env, root, h.Runs[len(h.Runs)-1].Night)
+	return h, err
+}
+
+// replayLast runs `recon replay` of the latest run in root's database,
+// night, against the history's archive: the last night's state references
+// the shared objects every night before it stored.
+func replayLast(ctx context.Context, cfg Config, env []string, root string, night int) (*HistoryReplay, error) {
+	id, err := lastRunID(filepath.Join(root, "recon.duckdb"))
+	if err != nil {
+		return nil, err
+	}
+	r := &HistoryReplay{Night: night, RunID: id}
+	logPath := filepath.Join(root, "replay.log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		return r, err
+	}
+	cmd := exec.CommandContext(ctx, cfg.Recon, "replay", "--run", id)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, log, log
+	t0 := time.Now()
+	err = cmd.Run()
+	log.Close()
+	if cmd.ProcessState != nil {
+		p := phaseOf("", cmd.ProcessState, time.Since(t0))
+		r.Seconds, r.CPUSeconds = p.Seconds, p.CPUSeconds
+	}
+	if err != nil {
+		return r, fmt.Errorf("replay of night %d (%s, log %s): %w; its last lines:\n%s", night, id, logPath, err, logTail(logPath, 4096))
+	}
+	r.Identical = true
+	if cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, "bench history: replay of night %d (%s): byte-identical, %.1f s\n", night, id, r.Seconds)
+	}
+	return r, nil
 }
 
 // ratios sets the last-to-first ratios of the runs so far.
@@ -156,6 +205,20 @@ func treeSize(dir string) (int64, int, error) {
 		return 0, 0, nil
 	}
 	return n, files, err
+}
+
+// lastRunID is the id of the latest run in db.
+func lastRunID(db string) (string, error) {
+	d, err := reconsql.OpenDB(db, true)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	var id string
+	if err := d.QueryRow(`SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1`).Scan(&id); err != nil {
+		return "", fmt.Errorf("read the last run: %w", err)
+	}
+	return id, nil
 }
 
 // lastArchiveSeconds is the seconds of the latest run in db's stages that
