@@ -39,6 +39,7 @@ type HistoryReplay struct {
 	Identical  bool    `json:"identical"` // recon replay exited 0: the break files are byte-identical
 	Seconds    float64 `json:"seconds"`
 	CPUSeconds float64 `json:"cpu_seconds"`
+	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
 }
 
 // HistoryRun is one nightly run of the history.
@@ -151,12 +152,16 @@ func replayLast(ctx context.Context, cfg Config, env []string, root string, nigh
 	cmd := exec.CommandContext(ctx, cfg.Recon, "replay", "--run", id)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, log, log
 	t0 := time.Now()
-	err = cmd.Run()
-	log.Close()
-	if cmd.ProcessState != nil {
-		p := phaseOf("", cmd.ProcessState, time.Since(t0))
-		r.Seconds, r.CPUSeconds = p.Seconds, p.CPUSeconds
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return r, err
 	}
+	samples := sampleProc(cmd.Process.Pid)
+	err = cmd.Wait()
+	series := samples()
+	log.Close()
+	p := phaseOf("", cmd.ProcessState, time.Since(t0))
+	r.Seconds, r.CPUSeconds, r.PeakRSSMiB = p.Seconds, p.CPUSeconds, series.peakMiB()
 	if err != nil {
 		return r, fmt.Errorf("replay of night %d (%s, log %s): %w; its last lines:\n%s", night, id, logPath, err, logTail(logPath, 4096))
 	}

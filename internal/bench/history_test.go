@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -46,6 +47,13 @@ func TestHistoryReplaysItsLastNight(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "replay of night 2 ("+p.RunID+"): byte-identical") {
 		t.Errorf("progress lines do not report the replay:\n%s", log.String())
+	}
+	var table bytes.Buffer
+	if err := (&Report{History: h}).WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`replay of night 2 +` + p.RunID + ` .* byte-identical`).MatchString(table.String()) {
+		t.Errorf("the table does not show the replay:\n%s", table.String())
 	}
 
 	// Night 2's state holds slices night 1 stored: change every shared object.

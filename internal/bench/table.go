@@ -41,11 +41,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "\tlast / first\t\t%.2f\t\t\t\t%.2f\t%.2f\t\n", h.SecondsRatio, h.BytesRatio, h.ArchiveSecondsRatio)
 		if p := h.Replay; p != nil {
-			verdict := "DIFFERS"
+			verdict := "differs"
 			if p.Identical {
 				verdict = "byte-identical"
 			}
-			fmt.Fprintf(tw, "\treplay of night %d\t%s\t%.2f\t%.1f\t%s\t\n", p.Night, p.RunID, p.Seconds, p.CPUSeconds, verdict)
+			fmt.Fprintf(tw, "\treplay of night %d\t%s\t%.2f\t%.1f\t%s\t%s\t\t\t\n", p.Night, p.RunID, p.Seconds, p.CPUSeconds,
+				opt(p.PeakRSSMiB, "%.0f"), verdict)
 		}
 	}
 	fmt.Fprintf(tw, "\ntotal\t%.0f s\t\n", r.Seconds)
