@@ -285,8 +285,10 @@ func StateFiles(runDir, t string) ([]string, error) {
 }
 
 // RestoreState loads the tables saved by SaveInputs under runDir into db,
-// whose schema must already be migrated: each table's slices in order, or
-// its one file of the old layout.
+// whose schema must already be migrated: each table's slices, or its one
+// file of the old layout, as one set of rows. Nothing reads the order of a
+// restored table's rows (SaveInputs writes a slice unordered too), so they
+// are inserted unordered, on every core.
 func RestoreState(ctx context.Context, db *sql.DB, runDir string) error {
 	entries, err := os.ReadDir(filepath.Join(runDir, filepath.FromSlash(StateDir)))
 	if err != nil {
@@ -296,6 +298,11 @@ func RestoreState(ctx context.Context, db *sql.DB, runDir string) error {
 	if err != nil {
 		return err
 	}
+	return reconsql.Unordered(ctx, db, func() error { return restoreTables(ctx, db, runDir, entries, have) })
+}
+
+// restoreTables restores the state of each table entries names.
+func restoreTables(ctx context.Context, db *sql.DB, runDir string, entries []os.DirEntry, have []string) error {
 	for _, e := range entries {
 		t := strings.TrimSuffix(e.Name(), ".parquet")
 		if !slices.Contains(have, t) {
@@ -305,11 +312,16 @@ func RestoreState(ctx context.Context, db *sql.DB, runDir string) error {
 		if err != nil {
 			return err
 		}
-		for _, f := range files {
-			if _, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO main.%s BY NAME SELECT * FROM read_parquet(%s)`,
-				ident(t), sqlString(f))); err != nil {
-				return fmt.Errorf("restore the state of %s: %w", t, err)
-			}
+		if len(files) == 0 {
+			continue
+		}
+		list := make([]string, len(files))
+		for i, f := range files {
+			list[i] = sqlString(f)
+		}
+		if _, err := db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO main.%s BY NAME SELECT * FROM read_parquet([%s])`,
+			ident(t), strings.Join(list, ", "))); err != nil {
+			return fmt.Errorf("restore the state of %s: %w", t, err)
 		}
 	}
 	return nil

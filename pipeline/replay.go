@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"recon/extract/raw"
 	"recon/output"
@@ -57,9 +58,17 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 		return nil, err
 	}
 	r := &Replayed{RunID: runID, Prefix: prefix, Manifest: m}
+	// done logs a step's end: a replay of a long history spends minutes
+	// before its first loaded slice.
+	start := time.Now()
+	done := func(step string) {
+		log.Info("replay step finished", "step", step, "seconds", time.Since(start).Seconds())
+		start = time.Now()
+	}
 	if err := output.Fetch(ctx, store, prefix, m, dir, output.InputsDir+"/"); err != nil {
 		return r, fmt.Errorf("replay %s: fetch inputs: %w", runID, err)
 	}
+	done("fetch")
 	catalogue, err := rules.Load(rules.Dir{Name: "archived", FS: os.DirFS(filepath.Join(dir, filepath.FromSlash(output.RulesDir)))})
 	if err != nil {
 		return r, fmt.Errorf("replay %s: archived rules: %w", runID, err)
@@ -84,6 +93,7 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 	if err := replayJournal(ctx, db, dir, m.Run.ID); err != nil {
 		return r, fmt.Errorf("replay %s: %w", runID, err)
 	}
+	done("state")
 	rawDir := filepath.Join(dir, output.InputsDir)
 	files, err := raw.ReadIndex(rawDir)
 	if err != nil {
@@ -94,13 +104,16 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 	if err != nil {
 		return r, fmt.Errorf("replay %s: load: %w", runID, err)
 	}
+	done("load")
 	files, _ = unreadable(files, loaded.Unreadable) // the run's gaps; its reasons are in the manifest
 	if _, err := rulesStage(ctx, db, catalogue, m.Run, files); err != nil {
 		return r, fmt.Errorf("replay %s: rules: %w", runID, err)
 	}
+	done("rules")
 	if _, err := reportStage(ctx, db, m.Run, dir); err != nil {
 		return r, fmt.Errorf("replay %s: %w", runID, err)
 	}
+	done("report")
 	for _, name := range output.BreakFiles {
 		f := ReplayFile{Path: name}
 		if a, ok := m.File(name); ok {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,8 +57,21 @@ func TestHistoryReplaysItsLastNight(t *testing.T) {
 		t.Errorf("the table does not show the replay:\n%s", table.String())
 	}
 
-	// Night 2's state holds slices night 1 stored: change every shared object.
+	// The replay tells its progress, step by step.
 	root := filepath.Join(cfg.Dir, "history")
+	b, err := os.ReadFile(filepath.Join(root, "replay.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, m := range regexp.MustCompile(`"msg":"replay step finished","step":"(\w+)"`).FindAllSubmatch(b, -1) {
+		steps = append(steps, string(m[1]))
+	}
+	if want := []string{"fetch", "state", "load", "rules", "report"}; !slices.Equal(steps, want) {
+		t.Errorf("replay steps logged %v, want %v", steps, want)
+	}
+
+	// Night 2's state holds slices night 1 stored: change every shared object.
 	objects := filepath.Join(root, "archive", "objects")
 	n := 0
 	if err := filepath.WalkDir(objects, func(path string, d fs.DirEntry, err error) error {
