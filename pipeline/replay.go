@@ -58,8 +58,8 @@ func Replay(ctx context.Context, store output.Store, runID, dir string, log *slo
 		return nil, err
 	}
 	r := &Replayed{RunID: runID, Prefix: prefix, Manifest: m}
-	// done logs a step's end: a replay of a long history spends minutes
-	// before its first loaded slice.
+	// done logs a step's end: a replay of a long history restores its
+	// state for most of a minute before the load logs a line.
 	start := time.Now()
 	done := func(step string) {
 		log.Info("replay step finished", "step", step, "seconds", time.Since(start).Seconds())
