@@ -94,26 +94,11 @@ func runHistory(ctx context.Context, cfg Config) (*History, error) {
 		if err != nil {
 			return h, err
 		}
-		cmd := exec.CommandContext(ctx, cfg.Recon, "run", "--from", r.From, "--to", r.To)
-		log, err := os.Create(filepath.Join(root, fmt.Sprintf("run-%02d.log", r.Night)))
+		p, err := runLogged(ctx, cfg, env, filepath.Join(root, fmt.Sprintf("run-%02d.log", r.Night)), "run", "--from", r.From, "--to", r.To)
 		if err != nil {
-			return h, err
+			return h, fmt.Errorf("night %d: recon run %w", r.Night, err)
 		}
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, log, log
-		t0 := time.Now()
-		if err := cmd.Start(); err != nil {
-			log.Close()
-			return h, err
-		}
-		samples := sampleProc(cmd.Process.Pid)
-		err = cmd.Wait()
-		series := samples()
-		log.Close()
-		if err != nil {
-			return h, fmt.Errorf("night %d: recon run (log %s): %w; its last lines:\n%s", r.Night, log.Name(), err, logTail(log.Name(), 4096))
-		}
-		p := phaseOf("", cmd.ProcessState, time.Since(t0))
-		r.Seconds, r.CPUSeconds, r.PeakRSSMiB = p.Seconds, p.CPUSeconds, series.peakMiB()
+		r.Seconds, r.CPUSeconds, r.PeakRSSMiB = p.Seconds, p.CPUSeconds, p.PeakRSSMiB
 		after, files1, err := treeSize(archive)
 		if err != nil {
 			return h, err
@@ -144,26 +129,10 @@ func replayLast(ctx context.Context, cfg Config, env []string, root string, nigh
 		return nil, err
 	}
 	r := &HistoryReplay{Night: night, RunID: id}
-	logPath := filepath.Join(root, "replay.log")
-	log, err := os.Create(logPath)
+	p, err := runLogged(ctx, cfg, env, filepath.Join(root, "replay.log"), "replay", "--run", id)
+	r.Seconds, r.CPUSeconds, r.PeakRSSMiB = p.Seconds, p.CPUSeconds, p.PeakRSSMiB
 	if err != nil {
-		return r, err
-	}
-	cmd := exec.CommandContext(ctx, cfg.Recon, "replay", "--run", id)
-	cmd.Env, cmd.Stdout, cmd.Stderr = env, log, log
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return r, err
-	}
-	samples := sampleProc(cmd.Process.Pid)
-	err = cmd.Wait()
-	series := samples()
-	log.Close()
-	p := phaseOf("", cmd.ProcessState, time.Since(t0))
-	r.Seconds, r.CPUSeconds, r.PeakRSSMiB = p.Seconds, p.CPUSeconds, series.peakMiB()
-	if err != nil {
-		return r, fmt.Errorf("replay of night %d (%s, log %s): %w; its last lines:\n%s", night, id, logPath, err, logTail(logPath, 4096))
+		return r, fmt.Errorf("replay of night %d (%s) %w", night, id, err)
 	}
 	r.Identical = true
 	if cfg.Log != nil {
@@ -210,6 +179,33 @@ func treeSize(dir string) (int64, int, error) {
 		return 0, 0, nil
 	}
 	return n, files, err
+}
+
+// runLogged runs recon with args and env, its output into the file
+// logPath, sampling its peak RSS. The time, CPU and peak are set when it
+// ran; an error names the log and ends with its last lines.
+func runLogged(ctx context.Context, cfg Config, env []string, logPath string, args ...string) (Phase, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return Phase{}, err
+	}
+	cmd := exec.CommandContext(ctx, cfg.Recon, args...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, log, log
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return Phase{}, err
+	}
+	samples := sampleProc(cmd.Process.Pid)
+	err = cmd.Wait()
+	series := samples()
+	log.Close()
+	p := phaseOf("", cmd.ProcessState, time.Since(t0))
+	p.PeakRSSMiB = series.peakMiB()
+	if err != nil {
+		return p, fmt.Errorf("(log %s): %w; its last lines:\n%s", logPath, err, logTail(logPath, 4096))
+	}
+	return p, nil
 }
 
 // lastRunID is the id of the latest run in db.
