@@ -15,6 +15,7 @@ import (
 	"recon/extract"
 	"recon/extract/raw"
 	"recon/extract/sandbox"
+	reconsql "recon/sql"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -146,10 +147,48 @@ func TestDemo(t *testing.T) {
 		}
 		return out
 	}
-	want, got := breaks(db), breaks(db2)
+	// The load judges seconds after the demo, so an item the demo held
+	// pending may have come due in between (liquidation_stuck is due 24 h
+	// after a liquidation the sandbox created about a day ago): that is the
+	// one difference allowed.
+	cameDue := cameDue(t, db, db2)
+	want, got := breaks(db), slices.DeleteFunc(breaks(db2), func(l string) bool {
+		return cameDue[strings.SplitN(l, ",", 2)[0]]
+	})
 	if len(want) < 2 || !slices.Equal(got, want) {
 		t.Errorf("open breaks after load:\n%s\nthe demo's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// cameDue returns the ids of the items pending in the DuckDB file before
+// that came due by the as-of of the last run in after.
+func cameDue(t *testing.T, before, after string) map[string]bool {
+	t.Helper()
+	conn, err := reconsql.OpenDB(before, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), `ATTACH '`+after+`' AS after_db (READ_ONLY)`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.QueryContext(t.Context(), `SELECT break_id FROM pending WHERE due_at <= (SELECT max(as_of) FROM after_db.runs)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	ids := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
 
 // demoTokens returns the first n bearer tokens of the sandbox recon demo
