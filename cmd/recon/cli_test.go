@@ -151,9 +151,9 @@ func TestDemo(t *testing.T) {
 	// pending may have come due in between (liquidation_stuck is due 24 h
 	// after a liquidation the sandbox created about a day ago): that is the
 	// one difference allowed.
-	cameDue := cameDue(t, db, db2)
+	due := cameDue(t, db, db2)
 	want, got := breaks(db), slices.DeleteFunc(breaks(db2), func(l string) bool {
-		return cameDue[strings.SplitN(l, ",", 2)[0]]
+		return due[strings.SplitN(l, ",", 2)[0]]
 	})
 	if len(want) < 2 || !slices.Equal(got, want) {
 		t.Errorf("open breaks after load:\n%s\nthe demo's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
